@@ -1,0 +1,463 @@
+"""Our small IR: Module, Op, Value, Block, Region, types and attribute containers.
+
+This mirrors the structure of MLIR's generic op form so that any StableHLO + sdy module can be
+held and written back unchanged: an op has a name, operands, results, inherent attributes
+(``properties``, the generic form's ``<{...}>``), discardable attributes (``attributes``),
+regions and a location. Attribute values are objects whose ``str()`` is their MLIR text:
+`RawAttr` for anything we do not interpret, and the typed values of `shardwise.sharding`,
+`shardwise.mesh` and the rules package for the `#sdy...` attributes we do.
+
+Values compare by identity (they are graph nodes); the attribute and type values are frozen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardwise.errors import Location
+
+__all__ = [
+    "TensorType",
+    "OpaqueType",
+    "Type",
+    "parse_type",
+    "RawAttr",
+    "DictAttr",
+    "ArrayAttr",
+    "Value",
+    "Op",
+    "Block",
+    "Region",
+    "Module",
+    "SHARDING_ATTR",
+    "SHARDING_RULE_ATTR",
+]
+
+SHARDING_ATTR = "sdy.sharding"
+SHARDING_RULE_ATTR = "sdy.sharding_rule"
+
+DYNAMIC = -1
+
+# -- types ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """A ranked tensor type; `DYNAMIC` (-1) marks a ``?`` dimension."""
+
+    shape: tuple[int, ...]
+    element_type: str
+    encoding: str | None = None
+
+    def __str__(self) -> str:
+        dims = "".join(("?" if d == DYNAMIC else str(d)) + "x" for d in self.shape)
+        enc = f", {self.encoding}" if self.encoding is not None else ""
+        return f"tensor<{dims}{self.element_type}{enc}>"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return DYNAMIC not in self.shape
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueType:
+    """Any other type (token, tuple, unranked tensor, ...), kept as its text."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def rank(self) -> int:
+        return 0
+
+
+Type = TensorType | OpaqueType
+
+_DIMS_RE = re.compile(r"((?:(?:\d+|\?)x)*)")
+
+
+def _split_top_level_comma(text: str) -> tuple[str, str | None]:
+    depth = 0
+    in_str = False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "<([{":
+            depth += 1
+        elif c in ">)]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            return text[:i].strip(), text[i + 1 :].strip()
+        i += 1
+    return text.strip(), None
+
+
+_TYPE_CACHE: dict[str, Type] = {}
+
+
+def parse_type(text: str) -> Type:
+    """Parse a type's text; ranked tensors become `TensorType`, the rest `OpaqueType`."""
+    cached = _TYPE_CACHE.get(text)
+    if cached is not None:
+        return cached
+    result: Type = OpaqueType(text)
+    if text.startswith("tensor<") and text.endswith(">") and not text.startswith("tensor<*"):
+        inner = text[len("tensor<") : -1]
+        m = _DIMS_RE.match(inner)
+        assert m is not None
+        dims_text = m.group(1)
+        rest, encoding = _split_top_level_comma(inner[m.end() :])
+        shape = tuple(DYNAMIC if d == "?" else int(d) for d in dims_text.split("x")[:-1])
+        result = TensorType(shape, rest, encoding)
+    _TYPE_CACHE[text] = result
+    return result
+
+
+# -- attributes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RawAttr:
+    """An attribute we do not interpret, kept as its exact text."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(slots=True)
+class DictAttr:
+    """A dictionary attribute ``{a = 1, b}``; entries keep their order (MLIR sorts on print)."""
+
+    entries: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        parts = []
+        for name, value in self.entries.items():
+            key = name if _is_bare_key(name) else '"' + name + '"'
+            parts.append(key if value is UNIT else f"{key} = {value}")
+        return "{" + ", ".join(parts) + "}"
+
+
+@dataclass(slots=True)
+class ArrayAttr:
+    """An array attribute ``[a, b]``."""
+
+    elements: list[Any] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(e) for e in self.elements) + "]"
+
+
+UNIT = RawAttr("unit")
+
+_BARE_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$.]*$")
+
+
+def _is_bare_key(name: str) -> bool:
+    return bool(_BARE_KEY_RE.match(name))
+
+
+# -- values, ops, blocks, regions -------------------------------------------------------------
+
+
+class Value:
+    """An SSA value: an op result or a block argument. Compared by identity."""
+
+    __slots__ = ("type", "owner", "index", "uses", "name", "location", "__weakref__")
+
+    def __init__(
+        self,
+        type: Type,
+        owner: Op | Block,
+        index: int,
+        name: str = "",
+        location: Location | None = None,
+    ) -> None:
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.uses: list[tuple[Op, int]] = []
+        self.name = name
+        self.location = location
+
+    def __repr__(self) -> str:
+        return f"<Value {self.name or '?'}: {self.type}>"
+
+    @property
+    def is_block_arg(self) -> bool:
+        return isinstance(self.owner, Block)
+
+    @property
+    def defining_op(self) -> Op | None:
+        return self.owner if isinstance(self.owner, Op) else None
+
+    @property
+    def users(self) -> list[Op]:
+        """The ops using this value, in use order, each once."""
+        seen: dict[int, Op] = {}
+        for op, _ in self.uses:
+            seen.setdefault(id(op), op)
+        return list(seen.values())
+
+    def replace_all_uses_with(self, other: Value) -> None:
+        for op, i in list(self.uses):
+            op.set_operand(i, other)
+
+
+class Op:
+    """An operation in generic form."""
+
+    __slots__ = (
+        "name",
+        "operands",
+        "results",
+        "properties",
+        "attributes",
+        "regions",
+        "successors",
+        "location",
+        "loc_text",
+        "parent",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        operands: list[Value] | None = None,
+        result_types: list[Type] | None = None,
+        properties: dict[str, Any] | None = None,
+        attributes: dict[str, Any] | None = None,
+        regions: list[Region] | None = None,
+        location: Location | None = None,
+        loc_text: str | None = None,
+        result_names: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.operands: list[Value] = []
+        self.results: list[Value] = [
+            Value(t, self, i, result_names[i] if result_names else "")
+            for i, t in enumerate(result_types or [])
+        ]
+        self.properties: dict[str, Any] = properties or {}
+        self.attributes: dict[str, Any] = attributes or {}
+        self.regions: list[Region] = []
+        self.successors: list[str] = []
+        self.location = location or Location()
+        self.loc_text = loc_text
+        self.parent: Block | None = None
+        for v in operands or []:
+            self.add_operand(v)
+        for r in regions or []:
+            self.add_region(r)
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name} at {self.location}>"
+
+    # -- operands ---------------------------------------------------------------------------
+
+    def add_operand(self, value: Value) -> None:
+        value.uses.append((self, len(self.operands)))
+        self.operands.append(value)
+
+    def set_operand(self, index: int, value: Value) -> None:
+        old = self.operands[index]
+        old.uses.remove((self, index))
+        value.uses.append((self, index))
+        self.operands[index] = value
+
+    def drop_operands(self) -> None:
+        for i, v in enumerate(self.operands):
+            v.uses.remove((self, i))
+        self.operands = []
+
+    # -- structure --------------------------------------------------------------------------
+
+    def add_region(self, region: Region) -> Region:
+        region.parent = self
+        self.regions.append(region)
+        return region
+
+    @property
+    def parent_op(self) -> Op | None:
+        if self.parent is None or self.parent.parent is None:
+            return None
+        return self.parent.parent.parent
+
+    def ancestors(self) -> Iterator[Op]:
+        op = self.parent_op
+        while op is not None:
+            yield op
+            op = op.parent_op
+
+    def walk(self) -> Iterator[Op]:
+        """Pre-order: this op, then every op nested in its regions, in program order."""
+        yield self
+        for region in self.regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    yield from op.walk()
+
+    def walk_post_order(self) -> Iterator[Op]:
+        """MLIR's default walk order: nested ops before their parent."""
+        for region in self.regions:
+            for block in region.blocks:
+                for op in list(block.ops):
+                    yield from op.walk_post_order()
+        yield self
+
+    @property
+    def is_terminator(self) -> bool:
+        return self.parent is not None and bool(self.parent.ops) and self.parent.ops[-1] is self
+
+    def erase(self) -> None:
+        """Remove this op from its block; its results must be unused."""
+        assert all(not r.uses for r in self.results), f"erasing {self.name} with uses"
+        self.drop_operands()
+        for region in self.regions:
+            for block in region.blocks:
+                for op in reversed(list(block.ops)):
+                    op.drop_operands()
+        if self.parent is not None:
+            self.parent.ops.remove(self)
+            self.parent = None
+
+    # -- attributes -------------------------------------------------------------------------
+
+    def get_attr(self, name: str) -> Any | None:
+        """An inherent or discardable attribute by name."""
+        value = self.properties.get(name)
+        if value is None:
+            value = self.attributes.get(name)
+        return value
+
+
+class Block:
+    """A list of ops with block arguments."""
+
+    __slots__ = ("args", "ops", "parent", "label", "__weakref__")
+
+    def __init__(self, arg_types: list[Type] | None = None, label: str = "") -> None:
+        self.args: list[Value] = [Value(t, self, i) for i, t in enumerate(arg_types or [])]
+        self.ops: list[Op] = []
+        self.parent: Region | None = None
+        self.label = label
+
+    def add_arg(self, type: Type, name: str = "", location: Location | None = None) -> Value:
+        value = Value(type, self, len(self.args), name, location)
+        self.args.append(value)
+        return value
+
+    def append(self, op: Op) -> Op:
+        op.parent = self
+        self.ops.append(op)
+        return op
+
+    def insert(self, index: int, op: Op) -> Op:
+        op.parent = self
+        self.ops.insert(index, op)
+        return op
+
+    def insert_before(self, anchor: Op, op: Op) -> Op:
+        return self.insert(self.ops.index(anchor), op)
+
+    def insert_after(self, anchor: Op, op: Op) -> Op:
+        return self.insert(self.ops.index(anchor) + 1, op)
+
+    @property
+    def parent_op(self) -> Op | None:
+        return self.parent.parent if self.parent is not None else None
+
+    @property
+    def terminator(self) -> Op | None:
+        return self.ops[-1] if self.ops else None
+
+
+class Region:
+    """A list of blocks owned by an op."""
+
+    __slots__ = ("blocks", "parent", "__weakref__")
+
+    def __init__(self, blocks: list[Block] | None = None) -> None:
+        self.blocks: list[Block] = []
+        self.parent: Op | None = None
+        for b in blocks or []:
+            self.add_block(b)
+
+    def add_block(self, block: Block) -> Block:
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    @property
+    def entry(self) -> Block:
+        return self.blocks[0]
+
+
+class Module:
+    """A `builtin.module` op plus convenience views (meshes, funcs) and the source text."""
+
+    def __init__(self, op: Op, source: str | None = None, filename: str = "-") -> None:
+        assert op.name == "builtin.module", op.name
+        self.op = op
+        self.source = source
+        self.filename = filename
+
+    @property
+    def body(self) -> Block:
+        return self.op.regions[0].entry
+
+    def walk(self) -> Iterator[Op]:
+        return self.op.walk()
+
+    def top_level_ops(self, name: str) -> Iterator[Op]:
+        return (op for op in self.body.ops if op.name == name)
+
+    @property
+    def funcs(self) -> list[Op]:
+        return list(self.top_level_ops("func.func"))
+
+    def symbol_name(self, op: Op) -> str | None:
+        """The ``sym_name`` of a symbol op, unquoted."""
+        attr = op.get_attr("sym_name")
+        if attr is None:
+            return None
+        text = str(attr)
+        return text[1:-1] if text.startswith('"') else text
+
+    def lookup_symbol(self, name: str) -> Op | None:
+        for op in self.body.ops:
+            if self.symbol_name(op) == name:
+                return op
+        return None
+
+    def meshes(self) -> dict[str, Any]:
+        """Every ``sdy.mesh`` symbol: name -> `Mesh` (or the raw attribute if unparsed)."""
+        return {
+            self.symbol_name(op) or "": op.get_attr("mesh") for op in self.top_level_ops("sdy.mesh")
+        }

@@ -1,0 +1,201 @@
+"""Dimension and tensor shardings (Shardy `DimensionShardingAttr`, `TensorShardingAttr`).
+
+`str()` of each value prints exactly what Shardy prints; `shardwise.syntax` parses it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from shardwise.axis import AxisRef, AxisSizes, axes_size, quote_string
+from shardwise.mesh import Mesh
+
+__all__ = [
+    "DimensionSharding",
+    "TensorSharding",
+    "TensorShardingPerValue",
+    "ManualAxes",
+    "MeshRef",
+]
+
+# A sharding names its mesh by symbol (``@mesh``) or carries it inline (``mesh<[...]>``).
+MeshRef = str | Mesh
+
+
+def _axes_str(axes: tuple[AxisRef, ...]) -> str:
+    return ", ".join(str(a) for a in axes)
+
+
+@dataclass(frozen=True, slots=True)
+class DimensionSharding:
+    """Axes sharding one dimension, major to minor; open dims may grow; lower priority wins."""
+
+    axes: tuple[AxisRef, ...] = ()
+    is_closed: bool = True
+    priority: int | None = None
+
+    def __str__(self) -> str:
+        items = [str(a) for a in self.axes]
+        if not self.is_closed:
+            items.append("?")
+        text = "{" + ", ".join(items) + "}"
+        if self.priority is not None:
+            text += f"p{self.priority}"
+        return text
+
+    @property
+    def priority_or_default(self) -> int:
+        return 0 if self.priority is None else self.priority
+
+    def sharded_size(self, mesh: AxisSizes) -> int:
+        return axes_size(self.axes, mesh)
+
+    def drop_priority(self) -> DimensionSharding:
+        return replace(self, priority=None) if self.priority is not None else self
+
+    @staticmethod
+    def open(axes: tuple[AxisRef, ...] = ()) -> DimensionSharding:
+        return DimensionSharding(axes, is_closed=False)
+
+    @staticmethod
+    def closed(axes: tuple[AxisRef, ...] = ()) -> DimensionSharding:
+        return DimensionSharding(axes, is_closed=True)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSharding:
+    """How one tensor is laid out on a mesh: one `DimensionSharding` per dimension."""
+
+    mesh_or_ref: MeshRef
+    dim_shardings: tuple[DimensionSharding, ...] = ()
+    replicated_axes: tuple[AxisRef, ...] = ()
+    unreduced_axes: tuple[AxisRef, ...] = ()
+    reduction_op: str = "sum"
+
+    # -- text -------------------------------------------------------------------------------
+
+    def body_str(self) -> str:
+        """The part inside ``#sdy.sharding<...>``, also used stripped inside per-value lists."""
+        if isinstance(self.mesh_or_ref, Mesh):
+            mesh = "mesh" + self.mesh_or_ref.body_str()
+        else:
+            mesh = "@" + _symbol_name(self.mesh_or_ref)
+        text = f"{mesh}, [" + ", ".join(str(d) for d in self.dim_shardings) + "]"
+        if self.replicated_axes:
+            text += ", replicated={" + _axes_str(self.replicated_axes) + "}"
+        if self.unreduced_axes:
+            op = "" if self.reduction_op == "sum" else self.reduction_op
+            text += f", unreduced={op}{{" + _axes_str(self.unreduced_axes) + "}"
+        return f"<{text}>"
+
+    def __str__(self) -> str:
+        return "#sdy.sharding" + self.body_str()
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def rank(self) -> int:
+        return len(self.dim_shardings)
+
+    @property
+    def mesh_name(self) -> str | None:
+        return self.mesh_or_ref if isinstance(self.mesh_or_ref, str) else None
+
+    def is_closed(self, dim: int) -> bool:
+        return self.dim_shardings[dim].is_closed
+
+    @property
+    def is_fully_closed(self) -> bool:
+        return all(d.is_closed for d in self.dim_shardings)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """No dimension is sharded (replicated and unreduced axes are ignored)."""
+        return all(not d.axes for d in self.dim_shardings)
+
+    @property
+    def empty_axes(self) -> bool:
+        return self.is_fully_replicated and not self.replicated_axes and not self.unreduced_axes
+
+    def dim_axes(self) -> Iterator[AxisRef]:
+        for d in self.dim_shardings:
+            yield from d.axes
+
+    def all_axes(self) -> Iterator[AxisRef]:
+        """Every axis the sharding names: dims, then replicated, then unreduced."""
+        yield from self.dim_axes()
+        yield from self.replicated_axes
+        yield from self.unreduced_axes
+
+    def is_bound(self, axis_name: str) -> bool:
+        return any(a.name == axis_name for a in self.all_axes())
+
+    # -- constructors and rewrites ----------------------------------------------------------
+
+    @staticmethod
+    def fully_open(mesh_or_ref: MeshRef, rank: int) -> TensorSharding:
+        return TensorSharding(mesh_or_ref, (DimensionSharding.open(),) * rank)
+
+    @staticmethod
+    def fully_closed(mesh_or_ref: MeshRef, rank: int) -> TensorSharding:
+        return TensorSharding(mesh_or_ref, (DimensionSharding.closed(),) * rank)
+
+    def replace_dims(self, dims: tuple[DimensionSharding, ...]) -> TensorSharding:
+        return replace(self, dim_shardings=tuple(dims))
+
+    def closed_like(self) -> TensorSharding:
+        """All dims closed, replicated axes dropped, unreduced kept (`getClosedLike`)."""
+        dims = tuple(replace(d, is_closed=True) for d in self.dim_shardings)
+        return replace(self, dim_shardings=dims, replicated_axes=())
+
+    def open_like(self) -> TensorSharding:
+        """All dims open, replicated axes kept (`getOpenLike`)."""
+        dims = tuple(replace(d, is_closed=False) for d in self.dim_shardings)
+        return replace(self, dim_shardings=dims)
+
+    def is_equivalent(self, other: TensorSharding | None, ignore_unreduced: bool = False) -> bool:
+        """Same mesh and axes per dim; open/closed, priorities and replicated axes ignored."""
+        if other is None:
+            return self.is_fully_replicated and (ignore_unreduced or not self.unreduced_axes)
+        if self.is_fully_replicated and (ignore_unreduced or not self.unreduced_axes):
+            return other.is_fully_replicated and (ignore_unreduced or not other.unreduced_axes)
+        if self.mesh_or_ref != other.mesh_or_ref:
+            return False
+        if not ignore_unreduced and self.unreduced_axes != other.unreduced_axes:
+            return False
+        if self.rank != other.rank:
+            return False
+        return all(
+            a.axes == b.axes for a, b in zip(self.dim_shardings, other.dim_shardings, strict=True)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TensorShardingPerValue:
+    """The shardings of every result of an op: ``#sdy.sharding_per_value<[<...>, <...>]>``."""
+
+    shardings: tuple[TensorSharding, ...] = ()
+
+    def __str__(self) -> str:
+        return "#sdy.sharding_per_value<[" + ", ".join(s.body_str() for s in self.shardings) + "]>"
+
+
+@dataclass(frozen=True, slots=True)
+class ManualAxes:
+    """The manual axes of an `sdy.manual_computation`: ``#sdy<manual_axes{"a", "b"}>``."""
+
+    axes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "#sdy<manual_axes{" + ", ".join(quote_string(a) for a in self.axes) + "}>"
+
+
+_BARE_ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
+
+
+def _symbol_name(name: str) -> str:
+    """A symbol name prints bare when it is a valid identifier, quoted otherwise (as MLIR)."""
+    if name and (name[0].isalpha() or name[0] in "_") and all(c in _BARE_ID_CHARS for c in name):
+        return name
+    return quote_string(name)
