@@ -461,3 +461,83 @@ class Module:
         return {
             self.symbol_name(op) or "": op.get_attr("mesh") for op in self.top_level_ops("sdy.mesh")
         }
+
+
+# -- func.func helpers ------------------------------------------------------------------------
+# In generic form a func's argument/result attributes are the properties ``arg_attrs`` and
+# ``res_attrs``: an `ArrayAttr` of `DictAttr`, one per argument/result (absent when all empty).
+
+
+def _attr_dicts(func: Op, key: str, count: int, create: bool) -> list[DictAttr] | None:
+    array = func.properties.get(key)
+    if array is None:
+        if not create:
+            return None
+        array = ArrayAttr([DictAttr() for _ in range(count)])
+        func.properties[key] = array
+    return array.elements
+
+
+def func_arg_attrs(func: Op, index: int, create: bool = False) -> dict[str, Any] | None:
+    """The attribute dict of argument `index` of a ``func.func`` (None if it has none)."""
+    dicts = _attr_dicts(func, "arg_attrs", len(func.regions[0].entry.args), create)
+    return None if dicts is None else dicts[index].entries
+
+
+def func_result_attrs(func: Op, index: int, create: bool = False) -> dict[str, Any] | None:
+    """The attribute dict of result `index` of a ``func.func`` (None if it has none)."""
+    dicts = _attr_dicts(func, "res_attrs", len(func_result_types(func)), create)
+    return None if dicts is None else dicts[index].entries
+
+
+def func_result_types(func: Op) -> list[Type]:
+    """The result types from the ``function_type`` property: ``(a, b) -> (c, d)``."""
+    text = str(func.properties["function_type"])
+    depth = 0
+    arrow = -1
+    for i, c in enumerate(text):
+        if c in "<([{":
+            depth += 1
+        elif c in ">)]}":
+            if not (c == ">" and i > 0 and text[i - 1] == "-"):
+                depth -= 1
+        elif c == "-" and depth == 0 and text.startswith("->", i):
+            arrow = i
+            break
+    results = text[arrow + 2 :].strip()
+    if results.startswith("(") and results.endswith(")"):
+        results = results[1:-1]
+    return [parse_type(t) for t in split_top_level(results)]
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on commas that are not nested in brackets or strings (``->`` is not a bracket)."""
+    parts: list[str] = []
+    rest: str | None = text.strip()
+    while rest:
+        head, rest = _split_top_level_comma_arrow_aware(rest)
+        parts.append(head)
+    return parts
+
+
+def _split_top_level_comma_arrow_aware(text: str) -> tuple[str, str | None]:
+    depth = 0
+    in_str = False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "<([{":
+            depth += 1
+        elif c in ")]}" or (c == ">" and not (i > 0 and text[i - 1] == "-")):
+            depth -= 1
+        elif c == "," and depth == 0:
+            return text[:i].strip(), text[i + 1 :].strip()
+        i += 1
+    return text.strip(), None
