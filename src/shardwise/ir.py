@@ -34,6 +34,10 @@ __all__ = [
     "Module",
     "SHARDING_ATTR",
     "SHARDING_RULE_ATTR",
+    "func_arg_attrs",
+    "func_result_attrs",
+    "func_result_types",
+    "split_top_level",
 ]
 
 SHARDING_ATTR = "sdy.sharding"
@@ -92,29 +96,6 @@ Type = TensorType | OpaqueType
 _DIMS_RE = re.compile(r"((?:(?:\d+|\?)x)*)")
 
 
-def _split_top_level_comma(text: str) -> tuple[str, str | None]:
-    depth = 0
-    in_str = False
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "<([{":
-            depth += 1
-        elif c in ">)]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            return text[:i].strip(), text[i + 1 :].strip()
-        i += 1
-    return text.strip(), None
-
-
 _TYPE_CACHE: dict[str, Type] = {}
 
 
@@ -129,7 +110,7 @@ def parse_type(text: str) -> Type:
         m = _DIMS_RE.match(inner)
         assert m is not None
         dims_text = m.group(1)
-        rest, encoding = _split_top_level_comma(inner[m.end() :])
+        rest, encoding = _split_top_level_comma_arrow_aware(inner[m.end() :])
         shape = tuple(DYNAMIC if d == "?" else int(d) for d in dims_text.split("x")[:-1])
         result = TensorType(shape, rest, encoding)
     _TYPE_CACHE[text] = result
