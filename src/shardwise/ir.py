@@ -314,7 +314,12 @@ class Op:
 
     @property
     def is_terminator(self) -> bool:
-        return self.parent is not None and bool(self.parent.ops) and self.parent.ops[-1] is self
+        """The last op of a block, except in a module body (which has no terminator)."""
+        block = self.parent
+        if block is None or not block.ops or block.ops[-1] is not self:
+            return False
+        parent = block.parent_op
+        return parent is not None and parent.name != "builtin.module"
 
     def erase(self) -> None:
         """Remove this op from its block; its results must be unused."""

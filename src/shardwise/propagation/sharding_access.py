@@ -1,0 +1,158 @@
+"""Where the sharding of a value lives, and how to read and write it.
+
+Shardy's `getShardableValue`, `getSharding`, `setSharding` (ir/utils.cc). A value's sharding
+is stored on its owner: a func argument's attribute dict, an `sdy.data_flow_edge`'s
+``sharding``, a constraint's/reshard's ``sharding``, a collective's ``out_sharding``, a
+data-flow op's edge-owner shardings, or otherwise the defining op's ``sdy.sharding``
+per-value list. Block arguments of other region ops (reduce bodies, ...) are unshardable:
+reading gives None and writing does nothing.
+"""
+
+from __future__ import annotations
+
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Op,
+    Value,
+    func_arg_attrs,
+    func_result_attrs,
+)
+from shardwise.propagation import data_flow
+from shardwise.sharding import TensorSharding, TensorShardingPerValue
+
+__all__ = [
+    "COLLECTIVE_OPS",
+    "owning_op",
+    "data_flow_edge_for_target",
+    "data_flow_edge_for_source",
+    "shardable_value",
+    "get_sharding",
+    "set_sharding",
+    "get_func_result_sharding",
+    "set_func_result_sharding",
+    "get_op_shardings",
+]
+
+COLLECTIVE_OPS = frozenset(
+    {
+        "sdy.all_gather",
+        "sdy.all_slice",
+        "sdy.all_to_all",
+        "sdy.collective_permute",
+        "sdy.all_reduce",
+        "sdy.reduce_scatter",
+        "sdy.sharded_to_unreduced",
+        "sdy.replicated_to_unreduced",
+    }
+)
+_SHARDING_PROPERTY_OPS = frozenset({"sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"})
+
+
+def owning_op(value: Value) -> Op:
+    """The defining op, or for a block argument the op owning its region."""
+    if value.defining_op is not None:
+        return value.defining_op
+    op = value.owner.parent_op  # type: ignore[union-attr]
+    assert op is not None
+    return op
+
+
+def _single_data_flow_edge_user(owner: Value) -> Op | None:
+    if len(owner.uses) != 1:
+        return None
+    user = owner.uses[0][0]
+    return user if user.name == "sdy.data_flow_edge" else None
+
+
+def data_flow_edge_for_target(target: Value) -> Op | None:
+    """`DataFlowEdgeOp::lookup(target)`: the edge op holding this target's sharding."""
+    op = data_flow.owning_data_flow_op(target)
+    if op is None:
+        return None
+    return _single_data_flow_edge_user(data_flow.edge_owner_from_target(op, target))
+
+
+def data_flow_edge_for_source(user: Op, operand_index: int) -> Op | None:
+    """`DataFlowEdgeOp::lookup(source)` for operand `operand_index` of `user`."""
+    op = user.parent_op if user.is_terminator else user
+    if not data_flow.is_data_flow_op(op):
+        return None
+    owner = data_flow.edge_owner_from_source(op, user, operand_index)
+    return _single_data_flow_edge_user(owner)
+
+
+def shardable_value(value: Value) -> Value | None:
+    """`getShardableValue`: the value whose owner stores `value`'s sharding (None if none)."""
+    edge = data_flow_edge_for_target(value)
+    if edge is not None:
+        return edge.results[0]
+    if not value.is_block_arg:
+        return value
+    op = owning_op(value)
+    if op.name == "func.func":
+        return value
+    if data_flow.is_data_flow_op(op):
+        return data_flow.edge_owner_from_target(op, value)
+    if op.name == "stablehlo.async_start":
+        return op.operands[value.index]
+    return None
+
+
+def get_op_shardings(op: Op) -> list[TensorSharding] | None:
+    attr = op.attributes.get(SHARDING_ATTR)
+    return list(attr.shardings) if isinstance(attr, TensorShardingPerValue) else None
+
+
+def get_sharding(value: Value) -> TensorSharding | None:
+    """The sharding of `value`, or None when it has none (= fully open)."""
+    v = shardable_value(value)
+    if v is None:
+        return None
+    op = owning_op(v)
+    if op.name == "func.func":
+        attrs = func_arg_attrs(op, v.index)
+        return attrs.get(SHARDING_ATTR) if attrs is not None else None
+    if op.name in _SHARDING_PROPERTY_OPS:
+        return op.get_attr("sharding")
+    if op.name in COLLECTIVE_OPS:
+        return op.get_attr("out_sharding")
+    if data_flow.is_data_flow_op(op):
+        return data_flow.get_edge_owner_sharding(op, v)
+    shardings = get_op_shardings(op)
+    return shardings[v.index] if shardings else None
+
+
+def set_sharding(value: Value, sharding: TensorSharding) -> None:
+    """Store `sharding` where `get_sharding(value)` reads it (no-op for unshardable values)."""
+    v = shardable_value(value)
+    if v is None:
+        return
+    op = owning_op(v)
+    if op.name == "func.func":
+        func_arg_attrs(op, v.index, create=True)[SHARDING_ATTR] = sharding
+    elif op.name in _SHARDING_PROPERTY_OPS:
+        op.properties["sharding"] = sharding
+    elif op.name in COLLECTIVE_OPS:
+        op.properties["out_sharding"] = sharding
+    elif data_flow.is_data_flow_op(op):
+        data_flow.set_edge_owner_sharding(op, v, sharding)
+    else:
+        _replace_sharding_at_index(op, v.index, sharding)
+
+
+def _replace_sharding_at_index(op: Op, index: int, sharding: TensorSharding) -> None:
+    shardings = get_op_shardings(op)
+    if shardings is None:
+        mesh = sharding.mesh_or_ref
+        shardings = [TensorSharding.fully_open(mesh, r.type.rank) for r in op.results]
+    shardings[index] = sharding
+    op.attributes[SHARDING_ATTR] = TensorShardingPerValue(tuple(shardings))
+
+
+def get_func_result_sharding(func: Op, index: int) -> TensorSharding | None:
+    attrs = func_result_attrs(func, index)
+    return attrs.get(SHARDING_ATTR) if attrs is not None else None
+
+
+def set_func_result_sharding(func: Op, index: int, sharding: TensorSharding) -> None:
+    func_result_attrs(func, index, create=True)[SHARDING_ATTR] = sharding
