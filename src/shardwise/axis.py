@@ -41,11 +41,17 @@ class AxisSizes(Protocol):
 
 
 def quote_string(s: str) -> str:
-    """Print a string as MLIR does: printable ASCII kept, `"` `\\` and the rest as \\XX."""
+    r"""Print a string as MLIR does (`llvm::printEscapedString`).
+
+    Printable ASCII is kept, a backslash is doubled, `"` and every other byte (of the UTF-8
+    encoding) becomes ``\XX`` in upper-case hex: ``a"\`` prints as ``"a\22\\"``.
+    """
     out = []
     for byte in s.encode("utf-8"):
         ch = chr(byte)
-        if ch in '"\\' or not (0x20 <= byte < 0x7F):
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"' or not (0x20 <= byte < 0x7F):
             out.append(f"\\{byte:02X}")
         else:
             out.append(ch)

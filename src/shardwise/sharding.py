@@ -191,11 +191,18 @@ class ManualAxes:
         return "#sdy<manual_axes{" + ", ".join(quote_string(a) for a in self.axes) + "}>"
 
 
-_BARE_ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
+_BARE_ID_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.")
 
 
 def _symbol_name(name: str) -> str:
-    """A symbol name prints bare when it is a valid identifier, quoted otherwise (as MLIR)."""
-    if name and (name[0].isalpha() or name[0] in "_") and all(c in _BARE_ID_CHARS for c in name):
+    """A symbol name prints bare when it is an MLIR bare identifier, quoted otherwise.
+
+    Bare: ``[A-Za-z_][A-Za-z0-9_$.]*`` (so ``@m.x$1`` but ``@"m-1"``), as MLIR prints it.
+    """
+    if (
+        name
+        and (name[0].isascii() and name[0].isalpha() or name[0] == "_")
+        and all(c in _BARE_ID_CHARS for c in name)
+    ):
         return name
     return quote_string(name)
