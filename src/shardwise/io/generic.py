@@ -1,0 +1,582 @@
+"""MLIR generic op form <-> our IR, in pure Python (no jax import).
+
+`parse_generic` reads the text that the MLIR bindings print with
+``get_asm(print_generic_op_form=True, enable_debug_info=True)`` into `shardwise.ir` objects;
+`print_generic` writes our IR back as generic-form text that MLIR parses again. The input is
+always MLIR's own printout (already verified), so the parser trusts its shape and only needs
+to be fast: precompiled regexes that jump from bracket to bracket, never char by char.
+
+Generic form of one op (every part but the name is optional)::
+
+    %0:2 = "dialect.op"(%a, %b#1)[^bb1] <{props}> ({ regions }) {attrs} : (types) -> (types) loc(...)
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from shardwise import ir
+from shardwise.errors import InternalError, Location, ParseError, UnsupportedError
+
+__all__ = [
+    "Positions",
+    "parse_generic",
+    "print_generic",
+    "parse_attr_dict",
+    "convert_attr",
+    "resolve_loc_aliases",
+    "block_arg_loc_text",
+    "dialect_resources",
+]
+
+# One token of interest for bracket matching: a string literal, an arrow (not a bracket), `>=`
+# (affine constraints; not a bracket), a bracket, a comma.
+_BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
+_OPENERS = frozenset("<({[")
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+_WS_RE = re.compile(r"(?:\s+|//[^\n]*)*")
+_RESULTS_RE = re.compile(r"(%[\w$.\-#]+(?::\d+)?(?:\s*,\s*%[\w$.\-#]+(?::\d+)?)*)\s*=\s*")
+_OP_HEAD_RE = re.compile(r'"([^"\\]+)"\(([^()]*)\)')
+_SUCCESSORS_RE = re.compile(r"\s*\[([^\]]*)\]")
+_BLOCK_LABEL_RE = re.compile(r"(\^[\w$.\-]+)")
+_VALUE_NAME_RE = re.compile(r"%[\w$.\-]+")
+_KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
+_SIMPLE_TYPE_RE = re.compile(r"[!\w.$\-]+")
+_ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
+_ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
+_LOC_POS_RE = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)\)$')
+_RESOURCES_RE = re.compile(r"^\{-#.*?^#-\}[ \t]*\n?", re.M | re.S)
+
+# Texts we keep beside the IR because `ir.Value` / `ir.Module` have no field for them:
+# the explicit location text of block arguments (only for inputs written with locations) and
+# the module's ``{-# dialect_resources ... #-}`` block. Keyed weakly: they die with the IR.
+_ARG_LOCS: weakref.WeakKeyDictionary[ir.Value, str] = weakref.WeakKeyDictionary()
+_RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
+
+SdyParser = Callable[[str], Any]
+
+
+def block_arg_loc_text(value: ir.Value) -> str | None:
+    """The user's explicit ``loc(...)`` text of a block argument, if the input had one."""
+    return _ARG_LOCS.get(value)
+
+
+def dialect_resources(module: ir.Module) -> str | None:
+    """The module's ``{-# dialect_resources ... #-}`` text, if any (printed back unchanged)."""
+    return _RESOURCES.get(module)
+
+
+# -- low-level scanning ------------------------------------------------------------------------
+
+
+def skip_balanced(text: str, pos: int) -> int:
+    """`text[pos]` is an opening bracket; return the index just past its matching closer."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(text, pos):
+        tok = m.group()
+        if tok in _OPENERS:
+            depth += 1
+        elif tok in ")}]>":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    raise ParseError(f"unbalanced '{text[pos]}'", _offset_location(text, pos))
+
+
+def _scan_item(text: str, pos: int, end: int) -> int:
+    """Index of the first top-level ``,`` or closer at/after `pos` (or `end`)."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(text, pos, end):
+        tok = m.group()
+        if tok in _OPENERS:
+            depth += 1
+        elif tok in ")}]>":
+            if depth == 0:
+                return m.start()
+            depth -= 1
+        elif tok == "," and depth == 0:
+            return m.start()
+    return end
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on top-level commas (strings, brackets and ``->`` aware)."""
+    parts: list[str] = []
+    pos = 0
+    end = len(text)
+    while pos < end:
+        stop = _scan_item(text, pos, end)
+        item = text[pos:stop].strip()
+        if item:
+            parts.append(item)
+        pos = stop + 1
+    return parts
+
+
+def _offset_location(text: str, pos: int, filename: str = "-") -> Location:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Location(filename, line, col)
+
+
+# -- locations ---------------------------------------------------------------------------------
+
+
+def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
+    """Strip the ``#locN = loc(...)`` lines; return the rest and the fully resolved aliases."""
+    raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
+    body = _ALIAS_LINE_RE.sub("", text) if raw else text
+    resolved: dict[str, str] = {}
+
+    def resolve(name: str, seen: frozenset[str]) -> str:
+        if name in resolved:
+            return resolved[name]
+        if name not in raw or name in seen:
+            return name
+        inner = seen | {name}
+        value = raw[name]
+        # A reference used as a location operand is the inner text of its ``loc(...)``.
+        out = _ALIAS_REF_RE.sub(
+            lambda m: resolve(m.group(1), inner)[4:-1] if m.group(1) else m.group(), value[4:-1]
+        )
+        resolved[name] = "loc(" + out + ")"
+        return resolved[name]
+
+    for name in raw:
+        resolve(name, frozenset())
+    return body, resolved
+
+
+def loc_position(loc_text: str | None, filename: str) -> Location:
+    """``loc("-":3:8)`` -> Location(filename, 3, 8); anything else -> unknown."""
+    if loc_text is None:
+        return Location(filename)
+    m = _LOC_POS_RE.match(loc_text)
+    if m is None:
+        return Location(filename)
+    return Location(filename, int(m.group(2)), int(m.group(3)))
+
+
+# -- attributes --------------------------------------------------------------------------------
+
+
+def convert_attr(text: str, sdy_parser: SdyParser | None, key: str = "") -> Any:
+    """One attribute value's text -> a typed `#sdy` value, nested dict/array, or `RawAttr`."""
+    if text.startswith("#sdy") and sdy_parser is not None:
+        value = sdy_parser(text)
+        if value is not None:
+            return value
+    if key in ("arg_attrs", "res_attrs") and text.startswith("["):
+        return ir.ArrayAttr(
+            [ir.DictAttr(parse_attr_dict(t, sdy_parser)) for t in split_top_level(text[1:-1])]
+        )
+    return ir.RawAttr(text)
+
+
+def parse_attr_dict(text: str, sdy_parser: SdyParser | None) -> dict[str, Any]:
+    """``{a = 1 : i32, b, "c d" = #sdy...}`` -> ordered dict of converted values."""
+    out: dict[str, Any] = {}
+    pos = 1
+    end = len(text) - 1
+    while pos < end:
+        m = _KEY_RE.match(text, pos)
+        if m is None or not m.group(1):
+            break
+        key = m.group(1)
+        if key.startswith('"'):
+            key = key[1:-1]
+        if m.group(2) is None:
+            out[key] = ir.UNIT
+            pos = m.end()
+        else:
+            stop = _scan_item(text, m.end(), end)
+            out[key] = convert_attr(text[m.end() : stop].rstrip(), sdy_parser, key)
+            pos = stop
+        if pos < end and text[pos] == ",":
+            pos += 1
+    return out
+
+
+# -- parser ------------------------------------------------------------------------------------
+
+
+class _Parser:
+    """Recursive descent over generic-form text; one instance per parse."""
+
+    def __init__(
+        self,
+        text: str,
+        filename: str,
+        aliases: dict[str, str],
+        sdy_parser: SdyParser | None,
+        positions: Positions | None,
+    ) -> None:
+        self.text = text
+        self.filename = filename
+        self.aliases = aliases
+        self.sdy_parser = sdy_parser
+        self.keep_loc_text = positions is not None
+        self.op_positions = positions.ops if positions is not None else None
+        self.arg_positions = positions.args if positions is not None else None
+        self.pos = 0
+        self.scopes: list[dict[str, ir.Value]] = []
+        self.pending: list[dict[str, list[ir.Value]]] = []
+        self.ops: list[ir.Op] = []
+        self.args: list[ir.Value] = []
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def error(self, message: str) -> ParseError:
+        return ParseError(message, _offset_location(self.text, self.pos, self.filename))
+
+    def skip_ws(self) -> None:
+        self.pos = _WS_RE.match(self.text, self.pos).end()  # type: ignore[union-attr]
+
+    def peek(self, s: str) -> bool:
+        return self.text.startswith(s, self.pos)
+
+    def expect(self, s: str) -> None:
+        self.skip_ws()
+        if not self.text.startswith(s, self.pos):
+            raise self.error(f"expected '{s}'")
+        self.pos += len(s)
+
+    def balanced(self) -> str:
+        start = self.pos
+        self.pos = skip_balanced(self.text, start)
+        return self.text[start : self.pos]
+
+    def loc_suffix(self) -> str | None:
+        self.skip_ws()
+        if not self.peek("loc("):
+            return None
+        text = self.text[self.pos : skip_balanced(self.text, self.pos + 3)]
+        self.pos += len(text)
+        if text.startswith("loc(#"):
+            return self.aliases.get(text[4:-1], text)
+        return text
+
+    # -- values -----------------------------------------------------------------------------
+
+    def define(self, name: str, value: ir.Value) -> None:
+        value.name = name
+        self.scopes[-1][name] = value
+        waiting = self.pending[-1].pop(name, None)
+        for placeholder in waiting or ():
+            placeholder.replace_all_uses_with(value)
+
+    def lookup(self, name: str) -> ir.Value:
+        for scope in reversed(self.scopes):
+            value = scope.get(name)
+            if value is not None:
+                return value
+        # A use before its definition (another block of a CFG region): patch it later.
+        placeholder = ir.Value(ir.OpaqueType("<forward>"), ir.Block(), 0, name)
+        self.pending[-1].setdefault(name, []).append(placeholder)
+        return placeholder
+
+    # -- structure --------------------------------------------------------------------------
+
+    def parse_module(self) -> ir.Op:
+        self.scopes.append({})
+        self.pending.append({})
+        self.skip_ws()
+        op = self.parse_op()
+        self.skip_ws()
+        if self.pos != len(self.text):
+            raise self.error("expected end of input after the top-level module")
+        if self.pending[-1]:
+            raise self.error(f"use of undefined value {next(iter(self.pending[-1]))}")
+        return op
+
+    def parse_op(self) -> ir.Op:
+        text = self.text
+        result_names: list[tuple[str, int]] = []
+        m = _RESULTS_RE.match(text, self.pos)
+        if m is not None:
+            for item in m.group(1).split(","):
+                name, _, count = item.strip().partition(":")
+                result_names.append((name, int(count) if count else 1))
+            self.pos = m.end()
+        m = _OP_HEAD_RE.match(text, self.pos)
+        if m is None:
+            raise self.error("expected an operation in generic form")
+        self.pos = m.end()
+        op = ir.Op(m.group(1))
+        if self.op_positions is not None and len(self.ops) < len(self.op_positions):
+            op.location = self.op_positions[len(self.ops)]
+        self.ops.append(op)
+        for item in m.group(2).split(","):
+            if item.strip():
+                op.add_operand(self.lookup(item.strip()))
+        m = _SUCCESSORS_RE.match(text, self.pos)
+        if m is not None:
+            op.successors = [s.strip() for s in m.group(1).split(",")]
+            self.pos = m.end()
+        self.skip_ws()
+        props_text = self.balanced()[1:-1] if self.peek("<{") else None
+        self.skip_ws()
+        if self.peek("({"):
+            self.parse_regions(op)
+            self.skip_ws()
+        attrs_text = self.balanced() if self.peek("{") else None
+        self.expect(":")
+        self.skip_ws()
+        result_types = self.parse_function_type()
+        loc_text = self.loc_suffix()
+        if self.op_positions is None:
+            op.location = loc_position(loc_text, self.filename)
+        else:
+            op.loc_text = loc_text
+        self.add_results(op, result_names, result_types)
+        try:
+            if props_text is not None:
+                op.properties = parse_attr_dict(props_text, self.sdy_parser)
+            if attrs_text is not None:
+                op.attributes = parse_attr_dict(attrs_text, self.sdy_parser)
+        except ParseError as e:
+            raise UnsupportedError(
+                f"cannot read an attribute of '{op.name}': {e.message}", op.location
+            ) from None
+        return op
+
+    def add_results(self, op: ir.Op, names: list[tuple[str, int]], types: list[ir.Type]) -> None:
+        op.results = [ir.Value(t, op, i) for i, t in enumerate(types)]
+        index = 0
+        for name, count in names:
+            if count == 1 and len(names) == 1 and len(types) == 1:
+                self.define(name, op.results[0])
+                return
+            for k in range(count):
+                self.define(f"{name}#{k}", op.results[index])
+                index += 1
+            if count >= 1:
+                self.scopes[-1].setdefault(name, op.results[index - count])
+
+    def parse_function_type(self) -> list[ir.Type]:
+        """``(a, b) -> (c, d)`` or ``(a) -> c``: return the result types."""
+        if not self.peek("("):
+            raise self.error("expected a function type")
+        self.balanced()
+        self.expect("->")
+        self.skip_ws()
+        if self.peek("("):
+            inner = self.balanced()[1:-1]
+            return [ir.parse_type(t) for t in split_top_level(inner)]
+        return [ir.parse_type(self.parse_single_type())]
+
+    def parse_single_type(self) -> str:
+        start = self.pos
+        m = _SIMPLE_TYPE_RE.match(self.text, self.pos)
+        if m is None:
+            raise self.error("expected a type")
+        self.pos = m.end()
+        if self.peek("<"):
+            self.balanced()
+        return self.text[start : self.pos]
+
+    def parse_regions(self, op: ir.Op) -> None:
+        self.expect("(")
+        while True:
+            self.skip_ws()
+            op.add_region(self.parse_region())
+            self.skip_ws()
+            if self.peek(","):
+                self.pos += 1
+                continue
+            self.expect(")")
+            return
+
+    def parse_region(self) -> ir.Region:
+        self.expect("{")
+        region = ir.Region()
+        self.scopes.append({})
+        self.pending.append({})
+        self.skip_ws()
+        if not self.peek("}") and not self.peek("^"):
+            region.add_block(ir.Block())
+        while not self.peek("}"):
+            if self.peek("^"):
+                region.add_block(self.parse_block_header())
+            else:
+                region.blocks[-1].append(self.parse_op())
+            self.skip_ws()
+        self.pos += 1
+        self.scopes.pop()
+        leftover = self.pending.pop()
+        for name, values in leftover.items():
+            self.pending[-1].setdefault(name, []).extend(values)
+        return region
+
+    def parse_block_header(self) -> ir.Block:
+        m = _BLOCK_LABEL_RE.match(self.text, self.pos)
+        assert m is not None
+        self.pos = m.end()
+        block = ir.Block(label=m.group(1))
+        if self.peek("("):
+            self.pos += 1
+            self.skip_ws()
+            while not self.peek(")"):
+                self.parse_block_arg(block)
+                self.skip_ws()
+                if self.peek(","):
+                    self.pos += 1
+                    self.skip_ws()
+            self.pos += 1
+        self.expect(":")
+        return block
+
+    def parse_block_arg(self, block: ir.Block) -> None:
+        m = _VALUE_NAME_RE.match(self.text, self.pos)
+        if m is None:
+            raise self.error("expected a block argument")
+        self.pos = m.end()
+        self.expect(":")
+        self.skip_ws()
+        type_text = self.parse_single_type()
+        loc_text = self.loc_suffix()
+        if self.arg_positions is None:
+            location = loc_position(loc_text, self.filename)
+        elif len(self.args) < len(self.arg_positions):
+            location = self.arg_positions[len(self.args)]
+        else:
+            location = Location(self.filename)
+        value = block.add_arg(ir.parse_type(type_text), location=location)
+        self.define(m.group(), value)
+        self.args.append(value)
+        if self.keep_loc_text and loc_text is not None:
+            _ARG_LOCS[value] = loc_text
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Where each op and block argument sits in the user's file, in walk order.
+
+    Walk order = MLIR's pre-order: an op, then for each of its regions' blocks the block's
+    arguments and then its ops (recursively). Given to `parse_generic` when the user's file
+    has explicit ``loc(...)`` annotations, so the printout's locations are not positions.
+    """
+
+    ops: list[Location]
+    args: list[Location]
+
+
+def parse_generic(
+    text: str,
+    filename: str = "-",
+    sdy_parser: SdyParser | None = None,
+    positions: Positions | None = None,
+) -> ir.Module:
+    """Parse MLIR's generic-form printout (with debug info) into our IR.
+
+    Without `positions` the printout's ``loc("-":L:C)`` are positions in the user's file and
+    become `Op.location`; with them, each op keeps its resolved ``loc(...)`` text in
+    `Op.loc_text` (printed back by `print_generic`) and takes its position from `positions`.
+    """
+    resources = None
+    m = _RESOURCES_RE.search(text)
+    if m is not None:
+        resources = m.group().rstrip("\n")
+        text = text[: m.start()] + text[m.end() :]
+    body, aliases = resolve_loc_aliases(text)
+    parser = _Parser(body, filename, aliases, sdy_parser, positions)
+    op = parser.parse_module()
+    if op.name != "builtin.module":
+        raise UnsupportedError(f"expected a 'builtin.module' at the top, got '{op.name}'")
+    if positions is not None and (
+        len(parser.ops) != len(positions.ops) or len(parser.args) != len(positions.args)
+    ):
+        raise InternalError("op/argument count differs between the two parses of the input")
+    module = ir.Module(op, filename=filename)
+    if resources is not None:
+        _RESOURCES[module] = resources
+    return module
+
+
+# -- printer -----------------------------------------------------------------------------------
+
+
+class _Printer:
+    def __init__(self, with_locs: bool) -> None:
+        self.with_locs = with_locs
+        self.names: dict[int, str] = {}
+        self.next_id = 0
+        self.out: list[str] = []
+
+    def name_of(self, value: ir.Value) -> str:
+        name = self.names.get(id(value))
+        if name is None:
+            name = f"%v{self.next_id}"
+            self.next_id += 1
+            self.names[id(value)] = name
+        return name
+
+    def loc(self, loc_text: str | None, location: Location | None) -> str:
+        if not self.with_locs:
+            return ""
+        if loc_text is not None:
+            return " " + loc_text
+        if location is not None and location.line > 0:
+            return f' loc("{_escape(location.file)}":{location.line}:{location.col})'
+        return ""
+
+    def print_op(self, op: ir.Op, indent: str) -> None:
+        out = self.out
+        out.append(indent)
+        if op.results:
+            out.append(", ".join(self.name_of(r) for r in op.results) + " = ")
+        out.append(f'"{op.name}"(' + ", ".join(self.name_of(v) for v in op.operands) + ")")
+        if op.successors:
+            out.append("[" + ", ".join(op.successors) + "]")
+        if op.properties:
+            out.append(" <" + _dict_text(op.properties) + ">")
+        if op.regions:
+            out.append(" (")
+            for i, region in enumerate(op.regions):
+                if i:
+                    out.append(", ")
+                self.print_region(region, indent)
+            out.append(")")
+        if op.attributes:
+            out.append(" " + _dict_text(op.attributes))
+        operand_types = ", ".join(str(v.type) for v in op.operands)
+        result_types = ", ".join(str(v.type) for v in op.results)
+        out.append(f" : ({operand_types}) -> ({result_types})")
+        out.append(self.loc(op.loc_text, op.location))
+        out.append("\n")
+
+    def print_region(self, region: ir.Region, indent: str) -> None:
+        self.out.append("{\n")
+        inner = indent + "  "
+        for i, block in enumerate(region.blocks):
+            label = block.label or f"^bb{i}"
+            args = ", ".join(
+                f"{self.name_of(a)}: {a.type}{self.loc(_ARG_LOCS.get(a), a.location)}"
+                for a in block.args
+            )
+            self.out.append(f"{indent}{label}({args}):\n" if args else f"{indent}{label}:\n")
+            for op in block.ops:
+                self.print_op(op, inner)
+        self.out.append(indent + "}")
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _dict_text(entries: dict[str, Any]) -> str:
+    return str(ir.DictAttr(entries))
+
+
+def print_generic(module: ir.Module, with_locs: bool = True) -> str:
+    """Our IR -> generic-form text MLIR can parse (value names are fresh; MLIR renames)."""
+    printer = _Printer(with_locs)
+    printer.print_op(module.op, "")
+    resources = _RESOURCES.get(module)
+    if resources is not None:
+        printer.out.append("\n" + resources + "\n")
+    return "".join(printer.out)

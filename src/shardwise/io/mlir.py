@@ -1,0 +1,298 @@
+"""MLIR text <-> our IR, through the MLIR Python bindings that ship in jaxlib.
+
+Loading parses (and verifies) the user's text with the bindings, prints it in generic form
+with debug info and reads that with our pure-Python parser (`shardwise.io.generic`). Writing
+goes the other way: our IR -> generic text -> bindings -> MLIR's own printout, so the output
+is exactly what MLIR/Shardy prints for the same module.
+
+Positions: every op and block argument gets `location` = where it starts in the user's file.
+When the file carries its own ``loc(...)`` annotations (JAX output does), those are kept as
+`Op.loc_text` and printed back, and the positions come from a second parse of the text with
+every ``loc(...)`` blanked out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from shardwise import ir
+from shardwise.errors import (
+    InputError,
+    InternalError,
+    Location,
+    ParseError,
+    ShardwiseError,
+    VerifyError,
+)
+from shardwise.io import generic as gen
+
+__all__ = [
+    "load_text",
+    "load_file",
+    "write_text",
+    "write_file",
+    "blank_locations",
+    "has_explicit_locations",
+]
+
+# A string, a line comment, a ``#locN = `` alias definition, or a ``loc(`` that starts a
+# location (not part of a longer name such as ``@my_loc(`` or ``%loc``).
+_LOC_SCAN_RE = re.compile(
+    r'"(?:[^"\\]|\\.)*"|//[^\n]*|^(#loc[\w$.\-]*[ \t]*=[ \t]*)loc\(|(?<![\w$.@%#^!\-])loc\(',
+    re.M,
+)
+_DIAG_POS_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)\)')
+_VERIFY_MSG_RE = re.compile(r"^'[\w.$\-]+' op ")
+
+_context: Any = None
+
+
+def _ir() -> Any:
+    """The bindings' ``ir`` module, with one shared context entered (dialects registered)."""
+    global _context
+    from jax._src.lib.mlir import ir as mlir_ir
+
+    if _context is None:
+        from jax._src.interpreters import mlir as jax_mlir
+
+        _context = jax_mlir.make_ir_context()
+    return mlir_ir
+
+
+def _parse(text: str) -> Any:
+    mlir_ir = _ir()
+    return mlir_ir.Module.parse(text, context=_context)
+
+
+# -- locations ---------------------------------------------------------------------------------
+
+
+def blank_locations(text: str) -> tuple[str, bool]:
+    """Replace every ``loc(...)`` (outside strings/comments) and ``#loc = ...`` by spaces.
+
+    Lines and columns of everything else are unchanged. Returns the text and whether it had
+    any location at all.
+    """
+    pieces: list[str] = []
+    last = 0
+    pos = 0
+    found = False
+    while True:
+        m = _LOC_SCAN_RE.search(text, pos)
+        if m is None:
+            break
+        if m.group(1) is None and not m.group().startswith("loc("):
+            pos = m.end()  # a string or a comment: skip it whole
+            continue
+        found = True
+        start = m.start()
+        try:
+            end = gen.skip_balanced(text, m.end() - 1)
+        except ParseError:
+            end = len(text)
+        pieces.append(text[last:start])
+        pieces.append(re.sub(r"[^\n]", " ", text[start:end]))
+        last = pos = end
+    if not found:
+        return text, False
+    pieces.append(text[last:])
+    return "".join(pieces), True
+
+
+def _position(loc_text: str, filename: str) -> Location:
+    m = _DIAG_POS_RE.search(loc_text)
+    if m is None:
+        return Location(filename)
+    return Location(filename, int(m.group(2)), int(m.group(3)))
+
+
+def _walk_positions(module: Any, filename: str) -> gen.Positions:
+    """Op and block-argument positions of a bindings module, in MLIR pre-order."""
+    ops: list[Location] = []
+    args: list[Location] = []
+
+    def visit(op: Any) -> None:
+        ops.append(_position(str(op.location), filename))
+        for region in op.regions:
+            for block in region.blocks:
+                args.extend(_position(str(a.location), filename) for a in block.arguments)
+                for child in block.operations:
+                    visit(child.operation)
+
+    visit(module.operation)
+    return gen.Positions(ops, args)
+
+
+def has_explicit_locations(module: ir.Module) -> bool:
+    """True if the module was read from text with ``loc(...)`` annotations (kept on write)."""
+    return any(op.loc_text is not None for op in module.walk())
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+def _diagnostic_error(err: Any, filename: str) -> ShardwiseError:
+    """An ``ir.MLIRError`` -> ParseError / VerifyError at the first diagnostic's position."""
+    diags = list(getattr(err, "error_diagnostics", []) or [])
+    if not diags:
+        return ParseError(str(err).strip() or "MLIR rejected the input", Location(filename))
+    first = diags[0]
+    message = first.message
+    location = _position(str(first.location), filename)
+    notes = [f"{_position(str(n.location), filename)}: {n.message}" for n in first.notes]
+    notes += [f"{_position(str(d.location), filename)}: {d.message}" for d in diags[1:]]
+    cls = VerifyError if _VERIFY_MSG_RE.match(message) else ParseError
+    return cls(message, location, notes)
+
+
+def _raise_parse_error(err: Any, text: str, blanked: str | None, filename: str) -> None:
+    """Raise the bindings' complaint at a position in the user's file."""
+    if blanked is not None:
+        # Diagnostics point at the user's loc(...) annotations; the blanked copy reports
+        # positions in the file instead.
+        mlir_ir = _ir()
+        try:
+            _parse(blanked)
+        except mlir_ir.MLIRError as e2:
+            err = e2
+    raise _diagnostic_error(err, filename) from None
+
+
+# -- load --------------------------------------------------------------------------------------
+
+
+def _sdy_parser() -> gen.SdyParser | None:
+    try:
+        from shardwise.syntax import parse_sdy_attribute
+    except ImportError:
+        return None
+    return parse_sdy_attribute
+
+
+def load_text(text: str, filename: str = "-") -> ir.Module:
+    """Parse and verify MLIR text (StableHLO + sdy) into our IR; errors name `filename`."""
+    if not text.strip():
+        raise InputError(
+            "empty input: expected an MLIR module (e.g. the output of jax.jit(f).lower(...))",
+            Location(filename),
+        )
+    mlir_ir = _ir()
+    blanked, explicit = blank_locations(text)
+    try:
+        module = _parse(text)
+    except mlir_ir.MLIRError as e:
+        _raise_parse_error(e, text, blanked if explicit else None, filename)
+    positions = None
+    if explicit:
+        try:
+            positions = _walk_positions(_parse(blanked), filename)
+        except mlir_ir.MLIRError as e:
+            raise InternalError(
+                f"the input parses, but not once its loc(...) are blanked: {e}",
+                Location(filename),
+            ) from None
+    printed = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+    result = gen.parse_generic(printed, filename, _sdy_parser(), positions)
+    result.source = text
+    return result
+
+
+def load_file(path: str | os.PathLike[str]) -> ir.Module:
+    """`load_text` of a file; unreadable, binary or non-UTF-8 files raise `InputError`."""
+    return load_text(read_text_file(path), str(path))
+
+
+def read_text_file(path: str | os.PathLike[str]) -> str:
+    """Read a UTF-8 text file, turning every OS/encoding failure into an `InputError`."""
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file; check the path", Location(name)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; expected an .mlir file", Location(name)) from None
+    except PermissionError:
+        raise InputError("permission denied reading the file", Location(name)) from None
+    except OSError as e:
+        raise InputError(f"cannot read the file: {e.strerror}", Location(name)) from None
+    if b"\0" in data:
+        raise InputError(
+            "binary file (contains NUL bytes); expected MLIR text. For bytecode, convert it "
+            "with `mlir-opt --emit-bytecode=false` or print it from Python first",
+            _byte_location(data, data.index(b"\0"), name),
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8",
+            _byte_location(data, e.start, name),
+        ) from None
+
+
+def _byte_location(data: bytes, offset: int, name: str) -> Location:
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return Location(name, line, col)
+
+
+# -- write -------------------------------------------------------------------------------------
+
+
+def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None = None) -> str:
+    """Print our IR exactly as MLIR prints it (pretty form unless `generic`).
+
+    `debug_info` None: print ``loc(...)`` only if the input had explicit locations, so an
+    unchanged module gives back what the reference prints for the input.
+    """
+    if debug_info is None:
+        debug_info = has_explicit_locations(module)
+    text = _generic_text(module)
+    mlir_ir = _ir()
+    try:
+        parsed = _parse(text)
+    except mlir_ir.MLIRError as e:
+        err = _diagnostic_error(e, module.filename)
+        err.message = f"the module to write is not valid MLIR: {err.message}"
+        raise err from None
+    return parsed.operation.get_asm(print_generic_op_form=generic, enable_debug_info=debug_info)
+
+
+def _generic_text(module: ir.Module) -> str:
+    return gen.print_generic(module, with_locs=True)
+
+
+def write_file(
+    module: ir.Module,
+    path: str | os.PathLike[str],
+    generic: bool = False,
+    debug_info: bool | None = None,
+) -> None:
+    """`write_text` into `path` atomically (temp file + rename); failures raise `InputError`."""
+    text = write_text(module, generic, debug_info)
+    target = Path(path)
+    name = str(path)
+    if target.is_dir():
+        raise InputError("is a directory; give a file name for the output", Location(name))
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except FileNotFoundError:
+        raise InputError(
+            f"cannot write: directory '{directory}' does not exist", Location(name)
+        ) from None
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror}", Location(name)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise InputError(f"cannot write: {e.strerror}", Location(name)) from None
