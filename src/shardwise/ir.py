@@ -205,9 +205,15 @@ class Value:
             seen.setdefault(id(op), op)
         return list(seen.values())
 
-    def replace_all_uses_with(self, other: Value) -> None:
-        for op, i in list(self.uses):
-            op.set_operand(i, other)
+    def replace_all_uses_with(self, other: Value, except_op: Op | None = None) -> None:
+        """Move every use (but those of `except_op`) to `other`, in MLIR's use-list order.
+
+        `uses` is kept in creation order; MLIR's use lists iterate newest first and prepend,
+        so moving the newest use first reproduces the order MLIR ends up with.
+        """
+        for op, i in reversed(list(self.uses)):
+            if op is not except_op:
+                op.set_operand(i, other)
 
 
 class Op:

@@ -1,0 +1,509 @@
+"""The propagation driver: one greedy run of a factor-propagation strategy over a module.
+
+Shardy's `BasicPropagationPassImpl::propagate` (prop/basic_propagation.cc) runs MLIR's greedy
+pattern rewrite driver with four patterns. The order in which ops are visited changes the
+result whenever shardings conflict, so this driver reproduces that driver's worklist exactly:
+
+* top-down: seeded with every op below the module in pre-order, processed in program order;
+* LIFO with set semantics: pushing an op already queued does nothing;
+* when an op's sharding changes, the affected ops are pushed, each followed by its ancestors
+  up to the func (so the outermost ancestor is popped first);
+* an op popped while trivially dead (unused, no side effects) is erased, and its operands'
+  defining ops are pushed when they are left with at most one other user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from shardwise.errors import PropagationError
+from shardwise.ir import Module, Op, OpaqueType, TensorType, Value
+from shardwise.mesh import Mesh
+from shardwise.propagation import data_flow
+from shardwise.propagation.factor_propagation import PropagationDirection
+from shardwise.propagation.groups import ShardingGroupMap
+from shardwise.propagation.op_properties import is_elementwise, is_trivially_dead
+from shardwise.propagation.projection import ShardingProjection
+from shardwise.propagation.sharding_access import (
+    data_flow_edge_for_source,
+    get_func_result_sharding,
+    get_sharding,
+    set_func_result_sharding,
+    set_sharding,
+)
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sharding import TensorSharding
+
+__all__ = [
+    "DirectionFn",
+    "propagate_any",
+    "identity_rule",
+    "main_func",
+    "check_static_shapes",
+    "PropagationDriver",
+]
+
+DirectionFn = Callable[[Op, int], PropagationDirection]
+
+
+def propagate_any(_op: Op, _factor: int) -> PropagationDirection:
+    return PropagationDirection.BOTH
+
+
+def identity_rule(type_: TensorType, num_operands: int = 1, num_results: int = 1) -> OpShardingRule:
+    """`createIdentityShardingRule`: one pass-through factor per dim shared by every tensor."""
+    mapping = tuple((d,) for d in range(type_.rank))
+    return OpShardingRule(
+        factor_sizes=tuple(type_.shape),
+        operand_mappings=(mapping,) * num_operands,
+        result_mappings=(mapping,) * num_results,
+    )
+
+
+def main_func(module: Module) -> Op:
+    """The only func, or the func named ``main`` (`getMainFuncOrDie(useSingleFunc=true)`)."""
+    funcs = module.funcs
+    if len(funcs) == 1:
+        return funcs[0]
+    for func in funcs:
+        if module.symbol_name(func) == "main":
+            return func
+    raise PropagationError(
+        "cannot find the main function: the module has several functions and none is "
+        "named 'main'; rename the entry function to 'main'",
+        module.op.location,
+    )
+
+
+def check_static_shapes(module: Module) -> None:
+    """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
+    for op in module.walk():
+        for result in op.results:
+            t = result.type
+            if isinstance(t, TensorType) and not t.is_static:
+                raise PropagationError(
+                    "Shardy propagation only supports ranked tensors with a static shape. "
+                    f"type: {t}",
+                    op.location,
+                )
+            if isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
+                raise PropagationError(
+                    f"Shardy propagation doesn't support tuples: {t}", op.location
+                )
+            if isinstance(t, OpaqueType) and t.text.startswith("tensor<"):
+                raise PropagationError(
+                    "Shardy propagation only supports ranked tensors with a static shape. "
+                    f"type: {t}",
+                    op.location,
+                )
+
+
+def _static_tensor_type(value: Value) -> TensorType | None:
+    t = value.type
+    return t if isinstance(t, TensorType) and t.is_static else None
+
+
+@dataclass
+class _Tensors:
+    """One side (operands or results) of a propagation step: values, shardings, setter."""
+
+    values: Sequence[Value]
+    shardings: list[TensorSharding | None]
+    setter: Callable[[int, TensorSharding], None]
+    is_func_result: bool = False
+
+
+class _Worklist:
+    """MLIR's greedy-driver worklist: a LIFO stack with set semantics and O(1) removal."""
+
+    def __init__(self) -> None:
+        self._stack: list[Op | None] = []
+        self._index: dict[int, int] = {}
+
+    def push(self, op: Op) -> None:
+        if id(op) in self._index:
+            return
+        self._index[id(op)] = len(self._stack)
+        self._stack.append(op)
+
+    def pop(self) -> Op | None:
+        while self._stack:
+            op = self._stack.pop()
+            if op is not None:
+                del self._index[id(op)]
+                return op
+        return None
+
+    def remove(self, op: Op) -> None:
+        index = self._index.pop(id(op), None)
+        if index is not None:
+            self._stack[index] = None
+
+    def seed(self, ops: list[Op]) -> None:
+        for op in reversed(ops):
+            self.push(op)
+
+
+class PropagationDriver:
+    """Runs one strategy to a fixed point over a module (`BasicPropagationPassImpl::propagate`)."""
+
+    def __init__(
+        self,
+        module: Module,
+        strategy,
+        direction_fn: DirectionFn,
+        conservative: bool,
+        groups: ShardingGroupMap,
+        observer=None,
+    ) -> None:
+        self.module = module
+        self.strategy = strategy
+        self.direction_fn = direction_fn
+        self.conservative = conservative
+        self.groups = groups
+        self.observer = observer
+        self.meshes: dict[str, Mesh] = {k: v for k, v in module.meshes().items()}
+        self.funcs = {module.symbol_name(f): f for f in module.funcs}
+        self.callers = self._collect_callers()
+        self.worklist = _Worklist()
+        self.current: Op | None = None
+
+    # -- entry point ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        main = main_func(self.module)
+        self.propagate_func_results(main)
+        self._greedy()
+        self.propagate_func_results(main)
+
+    def _collect_callers(self) -> dict[str, list[Op]]:
+        callers: dict[str, list[Op]] = {}
+        for op in self.module.walk():
+            if op.name == "func.call":
+                callee = str(op.get_attr("callee")).lstrip("@")
+                callers.setdefault(callee, []).append(op)
+        return callers
+
+    # -- the greedy rewrite loop ------------------------------------------------------------
+
+    def _greedy(self) -> None:
+        self.worklist.seed([op for op in self.module.walk() if op is not self.module.op])
+        while (op := self.worklist.pop()) is not None:
+            if is_trivially_dead(op):
+                self._erase(op)
+                continue
+            self.current = op
+            self._match(op)
+        self.current = None
+
+    def _match(self, op: Op) -> None:
+        if op.name == "sdy.propagation_barrier":
+            self._propagate_barrier(op)
+        elif op.name == "sdy.data_flow_edge":
+            self._propagate_data_flow_edge(op)
+        elif op.name == "sdy.func_data_flow_edge":
+            self._propagate_func_data_flow_edge(op)
+        else:
+            self._propagate_registered_op(op)
+
+    def _erase(self, op: Op) -> None:
+        for region in reversed(op.regions):
+            for block in region.blocks:
+                for nested in reversed(list(block.ops)):
+                    self._erase(nested)
+        self._add_operands_to_worklist(op)
+        self.worklist.remove(op)
+        op.erase()
+
+    def _add_operands_to_worklist(self, op: Op) -> None:
+        for operand in op.operands:
+            defining = operand.defining_op
+            if defining is None:
+                continue
+            others = {id(u) for u in operand.users if u is not op}
+            if len(others) <= 1:
+                self._notify(defining)
+
+    def _notify(self, op: Op) -> None:
+        """`rewriter.modifyOpInPlace(op)`: push the op, then its ancestors up to the func."""
+        if op is self.current:
+            return
+        chain = [op]
+        parent = op.parent_op
+        while parent is not None and parent is not self.module.op:
+            chain.append(parent)
+            parent = parent.parent_op
+        for item in chain:
+            self.worklist.push(item)
+
+    # -- re-queuing after a sharding change (notifyShardingModified) ------------------------
+
+    def _notify_sharding_modified(self, value: Value) -> None:
+        edge = value.defining_op
+        if edge is not None and edge.name == "sdy.data_flow_edge":
+            owner_op = data_flow.owning_data_flow_op(edge.operands[0])
+            if owner_op is not None:
+                for target in data_flow.non_edge_owner_targets(owner_op, edge.operands[0]):
+                    self._notify_users_modified(target)
+        if value.defining_op is not None:
+            self._notify(value.defining_op)
+        else:
+            self._notify(value.owner.parent_op)  # type: ignore[union-attr,arg-type]
+        self._notify_users_modified(value)
+
+    def _notify_users_modified(self, value: Value) -> None:
+        # MLIR use lists iterate newest use first.
+        for user, index in reversed(value.uses):
+            edge = data_flow_edge_for_source(user, index)
+            if edge is not None:
+                self._notify(edge)
+            elif user.is_terminator:
+                self._notify_terminator_user(user, index)
+            elif user.name == "func.call":
+                callee = self.funcs.get(str(user.get_attr("callee")).lstrip("@"))
+                if callee is not None and callee.regions and callee.regions[0].blocks:
+                    self._notify_users_modified(callee.regions[0].entry.args[index])
+            else:
+                self._notify(user)
+
+    def _notify_terminator_user(self, user: Op, index: int) -> None:
+        parent = user.parent_op
+        assert parent is not None
+        if user.name != "func.return":
+            self._notify(parent)
+            return
+        callers = self.callers.get(self.module.symbol_name(parent) or "", [])
+        if not callers:
+            self._notify(parent)
+            return
+        for call in callers:
+            self._notify_users_modified(call.results[index])
+
+    # -- the four patterns ------------------------------------------------------------------
+
+    def _propagate_registered_op(self, op: Op) -> None:
+        rule = get_or_create_sharding_rule(op, self.conservative)
+        if rule is None:
+            return
+        self.propagate_tensor_shardings(
+            op,
+            self._value_side(op.operands),
+            self._value_side(op.results),
+            rule,
+            lambda f: self.direction_fn(op, f),
+            self.conservative,
+        )
+
+    def _propagate_barrier(self, op: Op) -> None:
+        t = _static_tensor_type(op.results[0])
+        if t is None:
+            return
+        direction = PropagationDirection(_barrier_direction(op))
+        self.propagate_tensor_shardings(
+            op,
+            self._value_side(op.operands),
+            self._value_side(op.results),
+            identity_rule(t),
+            lambda _f: direction,
+            False,
+        )
+
+    def _propagate_data_flow_edge(self, edge: Op) -> None:
+        t = _static_tensor_type(edge.results[0])
+        if t is None:
+            return
+        target = edge.operands[0]
+        owner_op = data_flow.owning_data_flow_op(target)
+        assert owner_op is not None, "sdy.data_flow_edge input must be a data-flow op target"
+        sources = [user.operands[i] for user, i in data_flow.edge_sources(owner_op, target)]
+        current = edge.get_attr("sharding")
+        if current is not None:
+            current = data_flow.transform_target_sharding(
+                owner_op, target, current, data_flow.BEFORE_EDGE_PROPAGATION
+            )
+
+        def set_target(_i: int, sharding: TensorSharding) -> None:
+            edge.properties["sharding"] = data_flow.transform_target_sharding(
+                owner_op, target, sharding, data_flow.AFTER_EDGE_PROPAGATION
+            )
+
+        self.propagate_tensor_shardings(
+            edge,
+            self._value_side(sources),
+            _Tensors(edge.results, [current], set_target),
+            identity_rule(t, len(sources)),
+            lambda f: self.direction_fn(edge, f),
+            False,
+        )
+
+    def _propagate_func_data_flow_edge(self, edge: Op) -> None:
+        t = _static_tensor_type(edge.results[0])
+        if t is None:
+            return
+        operand = edge.operands[0]
+        if operand.is_block_arg:
+            func = operand.owner.parent_op  # type: ignore[union-attr]
+            calls = self.callers.get(self.module.symbol_name(func) or "", [])
+            sources = [call.operands[operand.index] for call in calls]
+            if not sources:
+                return
+        else:
+            call = operand.defining_op
+            assert call is not None
+            callee = self.funcs[str(call.get_attr("callee")).lstrip("@")]
+            terminator = callee.regions[0].entry.terminator
+            sources = []
+            if terminator is not None and terminator.name == "func.return":
+                sources.append(terminator.operands[operand.index])
+        self.propagate_tensor_shardings(
+            edge,
+            self._value_side(sources),
+            self._value_side(edge.results),
+            identity_rule(t, len(sources)),
+            lambda f: self.direction_fn(edge, f),
+            False,
+        )
+
+    def _value_side(self, values: Sequence[Value]) -> _Tensors:
+        values = list(values)
+        return _Tensors(
+            values,
+            [get_sharding(v) for v in values],
+            lambda i, sharding: set_sharding(values[i], sharding),
+        )
+
+    # -- func results -------------------------------------------------------------------------
+
+    def propagate_func_results(self, func: Op) -> None:
+        """Connect the main func's returned values with its result attributes (identity rule)."""
+        if not func.regions or not func.regions[0].blocks:
+            return
+        terminator = func.regions[0].entry.terminator
+        if terminator is None:
+            return
+        for index, value in enumerate(terminator.operands):
+            t = _static_tensor_type(value)
+            if t is None:
+                continue
+
+            def set_result(_i: int, sharding: TensorSharding, index: int = index) -> None:
+                set_func_result_sharding(func, index, sharding)
+
+            self.propagate_tensor_shardings(
+                func,
+                _Tensors([value], [get_sharding(value)], lambda _i, s, v=value: set_sharding(v, s)),
+                _Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
+                identity_rule(t),
+                lambda _f: PropagationDirection.BOTH,
+                False,
+                notify=False,
+            )
+
+    # -- the shared step (propagateTensorShardings) -----------------------------------------
+
+    def _common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None:
+        mesh_or_ref = None
+        mesh: Mesh | None = None
+        for sharding in shardings:
+            if sharding is None:
+                continue
+            other = self._mesh_of(sharding)
+            if other is None:
+                return None
+            if mesh is None or mesh.is_empty:
+                mesh, mesh_or_ref = other, sharding.mesh_or_ref
+                continue
+            if other.is_empty:
+                continue
+            if other != mesh:
+                return None
+        return mesh_or_ref if isinstance(mesh_or_ref, str) else None
+
+    def _mesh_of(self, sharding: TensorSharding) -> Mesh | None:
+        ref = sharding.mesh_or_ref
+        if isinstance(ref, Mesh):
+            return ref
+        mesh = self.meshes.get(ref)
+        return mesh if isinstance(mesh, Mesh) else None
+
+    def propagate_tensor_shardings(
+        self,
+        op: Op,
+        operands: _Tensors,
+        results: _Tensors,
+        rule: OpShardingRule,
+        direction: Callable[[int], PropagationDirection],
+        conservative: bool,
+        notify: bool = True,
+    ) -> bool:
+        mesh_name = self._common_mesh_name(operands.shardings + results.shardings)
+        if mesh_name is None:
+            return False
+        mesh = self.meshes[mesh_name]
+        if mesh.is_maximal:
+            return False
+        projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        if self.observer is not None:
+            self.observer.before_step(op, projection)
+
+        def local_direction(factor: int) -> PropagationDirection:
+            if rule.is_blocked(factor):
+                return PropagationDirection.NONE
+            return direction(factor)
+
+        updates = self.strategy.propagate_factor_shardings(
+            projection,
+            local_direction,
+            rule.factor_sizes,
+            mesh,
+            conservative,
+            is_elementwise(op),
+        )
+        changed = False
+        for side, flags, tensors, mappings in (
+            (operands, updates.operands, projection.operands, rule.operand_mappings),
+            (results, updates.results, projection.results, rule.result_mappings),
+        ):
+            for i, flag in enumerate(flags):
+                if not flag:
+                    continue
+                new = tensors[i].create_tensor_sharding(
+                    mappings[i], rule.factor_sizes, mesh_name, mesh
+                )
+                if self._update_tensor(side, i, new, notify):
+                    changed = True
+        if self.observer is not None and changed:
+            self.observer.after_step(op, projection)
+        return changed
+
+    def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
+        old = side.shardings[i]
+        if (old is None and new.empty_axes) or new == old:
+            return False
+        side.setter(i, new)
+        if side.is_func_result:
+            return True
+        value = side.values[i]
+        if notify:
+            self._notify_sharding_modified(value)
+        for member in self.groups.members(value):
+            if member is value:
+                continue
+            set_sharding(member, new)
+            if notify:
+                self._notify_sharding_modified(member)
+        return True
+
+
+def _barrier_direction(op: Op) -> int:
+    """`allowed_direction` is printed generically as ``1 : i32``."""
+    text = str(op.get_attr("allowed_direction"))
+    names = {"NONE": 0, "FORWARD": 1, "BACKWARD": 2, "BOTH": 3}
+    head = text.split(":")[0].strip()
+    if head in names:
+        return names[head]
+    if head.startswith("#sdy<propagation_direction"):
+        return names[head.split()[-1].rstrip(">")]
+    return int(head)

@@ -1,0 +1,114 @@
+"""Sharding groups: values that must end up with the same sharding (`sdy.sharding_group`).
+
+Shardy's `ShardingGroupMap` (prop/sharding_group_map.cc). Built from the module's
+``sdy.sharding_group`` ops (group ids are dense after import); at the start of propagation the
+members' shardings are synchronised, and every later update of a member is mirrored to the
+others by the driver.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from shardwise.errors import PropagationError
+from shardwise.ir import Block, Module, Op, Value
+from shardwise.propagation.sharding_access import get_sharding, set_sharding
+from shardwise.sharding import TensorSharding
+
+__all__ = ["ShardingGroupMap", "group_id_of"]
+
+
+def group_id_of(op: Op) -> int:
+    """The ``group_id`` of an ``sdy.sharding_group`` op (printed ``3 : i64``)."""
+    return int(str(op.get_attr("group_id")).split(":")[0].strip())
+
+
+def _is_fully_replicated_and_open(sharding: TensorSharding) -> bool:
+    return all(not d.axes and not d.is_closed for d in sharding.dim_shardings)
+
+
+class ShardingGroupMap:
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.groups: list[list[Value]] = []
+        self.value_to_group: dict[int, int] = {}
+        for op in module.walk():
+            if op.name != "sdy.sharding_group":
+                continue
+            group = group_id_of(op)
+            while len(self.groups) <= group:
+                self.groups.append([])
+            value = op.operands[0]
+            known = self.value_to_group.setdefault(id(value), group)
+            if known != group:
+                raise PropagationError(
+                    "Value can only map to one sharding group id after import.", op.location
+                )
+            self.groups[group].append(value)
+
+    def members(self, value: Value) -> list[Value]:
+        group = self.value_to_group.get(id(value))
+        return self.groups[group] if group is not None else []
+
+    # -- start-of-propagation synchronisation --------------------------------------------------
+
+    def _common_sharding(self, group: int) -> tuple[TensorSharding | None, bool]:
+        members = self.groups[group]
+        if len(members) == 1:
+            return get_sharding(members[0]), False
+        common: TensorSharding | None = None
+        for member in members:
+            candidate = get_sharding(member)
+            if candidate is None or _is_fully_replicated_and_open(candidate):
+                continue
+            if common is None:
+                common = candidate
+            elif candidate != common:
+                warnings.warn(
+                    f"The initial operand shardings on the sharding groups of groupID: {group} "
+                    "do not match. Inserting an open sharding constraint to all constrained "
+                    "values. This can be caused when shardings from different values are "
+                    "grouped (e.g. from jax.shard_alike) but have separate inconsistent "
+                    "sharding constraints on them.",
+                    stacklevel=2,
+                )
+                return common, True
+        return common, False
+
+    def sync_group_member_shardings(self) -> None:
+        for group, members in enumerate(self.groups):
+            sharding, conflict = self._common_sharding(group)
+            if sharding is None:
+                continue
+            if not conflict:
+                for member in members:
+                    set_sharding(member, sharding)
+                continue
+            open_like = TensorSharding.fully_open(sharding.mesh_or_ref, sharding.rank)
+            for i, member in enumerate(members):
+                constraint = _insert_open_constraint(member, open_like)
+                del self.value_to_group[id(member)]
+                members[i] = constraint
+                self.value_to_group[id(constraint)] = group
+
+
+def _insert_open_constraint(value: Value, sharding: TensorSharding) -> Value:
+    """An ``sdy.sharding_constraint`` right after `value`, taking over all its uses."""
+    op = Op(
+        "sdy.sharding_constraint",
+        result_types=[value.type],
+        properties={"sharding": sharding},
+        location=value.location or (value.defining_op.location if value.defining_op else None),
+    )
+    uses = list(value.uses)
+    defining = value.defining_op
+    if defining is not None:
+        assert defining.parent is not None
+        defining.parent.insert_after(defining, op)
+    else:
+        assert isinstance(value.owner, Block)
+        value.owner.insert(0, op)
+    for user, index in reversed(uses):
+        user.set_operand(index, op.results[0])
+    op.add_operand(value)
+    return op.results[0]
