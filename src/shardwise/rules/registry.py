@@ -1,0 +1,171 @@
+"""Which sharding rule an op gets (Shardy's `op_sharding_rule_registry`).
+
+Rules live in `shardwise.rules.ops.<family>` and register themselves by op name with
+`@register(...)`. Dispatch (`create_op_sharding_rule`), first match wins:
+
+1. a registered rule function;
+2. `NO_RULE_OPS`: ops that deliberately get no rule (handled elsewhere or nothing to shard);
+3. terminators: no rule, silently;
+4. anything else: no rule, plus one warning per process
+   ``op '<name>' is unknown to SDY sharding rule registry``.
+
+`get_or_create_sharding_rule` first honours a rule already on the op (``sdy.sharding_rule``,
+e.g. a user's custom rule) and by default stores a created rule on the op.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+from shardwise.errors import UnsupportedError
+from shardwise.ir import SHARDING_RULE_ATTR, Op
+from shardwise.rules.rule import OpShardingRule
+
+__all__ = [
+    "NO_RULE_OPS",
+    "RuleFn",
+    "UnknownOpWarning",
+    "create_op_sharding_rule",
+    "get_or_create_sharding_rule",
+    "register",
+    "registered_ops",
+    "reset_unknown_op_warnings",
+    "warn_once",
+]
+
+# A rule function: the op and whether propagation is conservative -> its rule (None: no rule).
+RuleFn = Callable[[Op, bool], OpShardingRule | None]
+
+_RULES: dict[str, RuleFn] = {}
+
+# Ops that get no rule on purpose: symbols and structure, data-flow ops whose edges propagation
+# handles itself (while, case, optimization_barrier, named/manual computations), and ops with
+# nothing to shard or whose sharding is fixed (constants, iota, tokens, send/recv).
+NO_RULE_OPS: frozenset[str] = frozenset(
+    {
+        "builtin.module",
+        "func.call",
+        "func.func",
+        "sdy.constant",
+        "sdy.data_flow_edge",
+        "sdy.func_data_flow_edge",
+        "sdy.manual_computation",
+        "sdy.mesh",
+        "sdy.named_computation",
+        "sdy.propagation_barrier",
+        "sdy.reshard",
+        "sdy.sharding_group",
+        "stablehlo.after_all",
+        "stablehlo.case",
+        "stablehlo.constant",
+        "stablehlo.create_token",
+        "stablehlo.get_tuple_element",
+        "stablehlo.infeed",
+        "stablehlo.iota",
+        "stablehlo.optimization_barrier",
+        "stablehlo.outfeed",
+        "stablehlo.partition_id",
+        "stablehlo.recv",
+        "stablehlo.send",
+        "stablehlo.while",
+    }
+)
+
+# Ops that always end a block (others are recognised by position, see `_is_terminator`).
+_TERMINATORS = frozenset({"func.return", "mhlo.return", "sdy.return", "stablehlo.return"})
+
+
+class UnknownOpWarning(UserWarning):
+    """An op (or custom call target) that the rule registry does not know: no rule."""
+
+
+_warned: set[str] = set()
+
+
+def warn_once(kind: str, message: str) -> None:
+    """Emit `message` as an `UnknownOpWarning` only the first time for `kind` in this process.
+
+    Shardy keeps one flag per kind (unknown op, unknown custom call), not one per name.
+    """
+    if kind in _warned:
+        return
+    _warned.add(kind)
+    warnings.warn(message, UnknownOpWarning, stacklevel=3)
+
+
+def reset_unknown_op_warnings() -> None:
+    """Forget which warnings were emitted (for tests)."""
+    _warned.clear()
+
+
+def register(*op_names: str) -> Callable[[RuleFn], RuleFn]:
+    """Register the decorated function as the rule of `op_names`; registering twice raises."""
+
+    def decorate(fn: RuleFn) -> RuleFn:
+        for name in op_names:
+            if name in _RULES:
+                raise ValueError(f"op '{name}' already has a sharding rule: {_RULES[name]}")
+            if name in NO_RULE_OPS:
+                raise ValueError(f"op '{name}' is listed in NO_RULE_OPS")
+            _RULES[name] = fn
+        return fn
+
+    return decorate
+
+
+def _rules() -> dict[str, RuleFn]:
+    # Importing the families fills `_RULES`; done lazily because they import `register`.
+    import shardwise.rules.ops  # noqa: F401
+
+    return _RULES
+
+
+def registered_ops() -> tuple[str, ...]:
+    """Every op name with a rule function, sorted."""
+    return tuple(sorted(_rules()))
+
+
+def _is_terminator(op: Op) -> bool:
+    if op.name in _TERMINATORS:
+        return True
+    parent = op.parent_op
+    return op.is_terminator and parent is not None and parent.name != "builtin.module"
+
+
+def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRule | None:
+    """The rule Shardy would create for `op` (ignoring any rule already on it)."""
+    rule_fn = _rules().get(op.name)
+    if rule_fn is not None:
+        return rule_fn(op, conservative)
+    if op.name in NO_RULE_OPS or _is_terminator(op):
+        return None
+    warn_once("op", f"op '{op.name}' is unknown to SDY sharding rule registry")
+    return None
+
+
+def _existing_rule(op: Op) -> OpShardingRule | None:
+    attr = op.attributes.get(SHARDING_RULE_ATTR)
+    if attr is None or isinstance(attr, OpShardingRule):
+        return attr
+    try:
+        from shardwise.syntax import parse_op_sharding_rule  # type: ignore[attr-defined]
+    except ImportError:
+        raise UnsupportedError(
+            f"cannot read the '{SHARDING_RULE_ATTR}' attribute {attr}: no rule parser available",
+            op.location,
+        ) from None
+    return parse_op_sharding_rule(str(attr))
+
+
+def get_or_create_sharding_rule(
+    op: Op, conservative: bool = False, set_on_op: bool = True
+) -> OpShardingRule | None:
+    """The rule on `op` if it has one, else a created one (stored on `op` if `set_on_op`)."""
+    existing = _existing_rule(op)
+    if existing is not None:
+        return existing
+    rule = create_op_sharding_rule(op, conservative)
+    if set_on_op and rule is not None:
+        op.attributes[SHARDING_RULE_ATTR] = rule
+    return rule
