@@ -1,0 +1,152 @@
+"""Time the reference (Shardy in jaxlib) and shardwise on the same files, in one process.
+
+    python benchmarks/gen_gpt.py            # once: writes benchmarks/data/gpt_<depth>.mlir
+    python benchmarks/run.py                # every file in benchmarks/data/
+    python benchmarks/run.py -n 7 benchmarks/data/gpt_16.mlir
+
+Each repetition runs the reference then shardwise on the same text (alternating, so both see
+the same machine state); the table shows the median over repetitions, after one untimed
+warm-up each. Both sides do the whole job: parse the text, run the default propagation
+pipeline (`sdy-propagation-pipeline`), print the module.
+
+- reference: `shardwise.io.reference.run_pass(text, "sdy-propagation-pipeline")`.
+- shardwise: `shardwise.cli.main(["propagate", FILE, "-o", OUT])`, i.e. `shardwise propagate`
+  with its default pipeline, called in this process. If it fails (not written yet, or an
+  error), the shardwise columns are skipped with "shardwise: not available yet".
+The `same` column says whether shardwise's output text equals the reference's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from shardwise.io.reference import run_pass
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "benchmarks" / "data"
+PIPELINE = "sdy-propagation-pipeline"
+
+
+def count_ops(text: str) -> int:
+    """Operations in the module at every nesting level, the module op excluded."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+
+    count = 0
+
+    def visit(_op) -> ir.WalkResult:
+        nonlocal count
+        count += 1
+        return ir.WalkResult.ADVANCE
+
+    with jax_mlir.make_ir_context():
+        ir.Module.parse(text).operation.walk(visit)
+    return count - 1
+
+
+def run_reference(path: Path, text: str) -> str:
+    return run_pass(text, PIPELINE)
+
+
+def run_shardwise(path: Path, text: str) -> str:
+    """`shardwise propagate FILE -o OUT` in this process; raises if it does not succeed."""
+    from shardwise import cli  # not written yet on early checkouts: ImportError
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.mlir"
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            try:
+                code = cli.main(["propagate", str(path), "-o", str(out)])
+            except SystemExit as e:
+                code = e.code
+        if code not in (0, None) or not out.exists():
+            raise RuntimeError(f"exit code {code}: {sink.getvalue().strip()[-500:]}")
+        return out.read_text()
+
+
+def timed(fn: Callable[[Path, str], str], path: Path, text: str) -> tuple[float, str]:
+    start = time.perf_counter()
+    out = fn(path, text)
+    return time.perf_counter() - start, out
+
+
+def shardwise_available(path: Path, text: str) -> bool:
+    try:
+        run_shardwise(path, text)
+    except Exception as e:  # any failure means: nothing to time yet
+        print(f"shardwise: not available yet ({type(e).__name__}: {str(e)[:200]})")
+        return False
+    return True
+
+
+def bench_file(path: Path, reps: int, with_shardwise: bool) -> dict:
+    text = path.read_text()
+    run_reference(path, text)  # warm-up
+    ref_times, sw_times, ref_out, sw_out, sw_error = [], [], "", None, None
+    for _ in range(reps):
+        t, ref_out = timed(run_reference, path, text)
+        ref_times.append(t)
+        if with_shardwise and sw_error is None:
+            try:
+                t, sw_out = timed(run_shardwise, path, text)
+                sw_times.append(t)
+            except Exception as e:  # report and keep timing the reference
+                sw_error = f"{type(e).__name__}: {str(e)[:200]}"
+    row = {"file": path.name, "ops": count_ops(text), "ref_s": statistics.median(ref_times)}
+    if sw_error is not None:
+        row["sw_error"] = sw_error
+    elif with_shardwise:
+        row["sw_s"] = statistics.median(sw_times)
+        row["same"] = sw_out == ref_out
+    return row
+
+
+def print_row(row: dict) -> None:
+    ops, ref = row["ops"], row["ref_s"]
+    line = f"{row['file']:16s} {ops:7d} {ref:9.3f} {ops / ref:10.0f}"
+    if "sw_s" in row:
+        sw = row["sw_s"]
+        line += f" {sw:9.3f} {ops / sw:10.0f} {sw / ref:8.1f}x  {'yes' if row['same'] else 'no'}"
+    if "sw_error" in row:
+        line += f"  shardwise failed: {row['sw_error']}"
+    print(line, flush=True)
+
+
+def depth_key(path: Path) -> tuple[int, str]:
+    m = re.search(r"(\d+)", path.stem)
+    return (int(m.group(1)) if m else 0, path.name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, help="default: benchmarks/data/*.mlir")
+    parser.add_argument("-n", "--reps", type=int, default=5, help="repetitions (median)")
+    parser.add_argument("--reference-only", action="store_true", help="skip shardwise")
+    args = parser.parse_args(argv)
+    files = args.files or sorted(DATA_DIR.glob("*.mlir"), key=depth_key)
+    if not files:
+        print("no input files; run: python benchmarks/gen_gpt.py", file=sys.stderr)
+        return 2
+    with_sw = not args.reference_only and shardwise_available(files[0], files[0].read_text())
+    header = f"{'file':16s} {'ops':>7s} {'ref s':>9s} {'ref ops/s':>10s}"
+    if with_sw:
+        header += f" {'sw s':>9s} {'sw ops/s':>10s} {'sw/ref':>9s}  same"
+    print(f"pipeline: {PIPELINE}; median of {args.reps} repetitions")
+    print(header)
+    for path in files:
+        print_row(bench_file(path, args.reps, with_sw))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
