@@ -453,9 +453,8 @@ class SdyParser:
     def _parse_factor_reference(self) -> int:
         at = self.pos
         word = self.parse_keyword()
-        index, rest = self._parse_factor_symbol(word, at)
-        if rest:
-            raise self.error("expected ',' or '}'", at + len(word) - len(rest))
+        # Like Shardy, only the first symbol of the word counts: `reduction={kl}` means {k}.
+        index, _ = self._parse_factor_symbol(word, at)
         return index
 
     def parse_op_sharding_rule_body(self) -> OpShardingRule:

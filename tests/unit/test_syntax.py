@@ -137,6 +137,11 @@ VALUE_ROWS = [
         parse_op_sharding_rule,
         OpShardingRule((4,), (((0,),),), (((0,),),), blocked_propagation_factors=(0,)),
     ),
+    (  # Shardy reads only the first symbol of a word in a typed factor list.
+        "<([ij])->([ij]) {i=2, j=2} reduction={ij}>",
+        parse_op_sharding_rule,
+        OpShardingRule((2, 2), (((0, 1),),), (((0, 1),),), reduction_factors=(0,)),
+    ),
     (
         "<([, i])->([i]) {i=4}>",
         parse_op_sharding_rule,
