@@ -46,7 +46,8 @@ _LOC_SCAN_RE = re.compile(
     r'"(?:[^"\\]|\\.)*"|//[^\n]*|^(#loc[\w$.\-]*[ \t]*=[ \t]*)loc\(|(?<![\w$.@%#^!\-])loc\(',
     re.M,
 )
-_DIAG_POS_RE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)\)')
+# Positions the bindings give to what they parse: the buffer is always named "-".
+_DIAG_POS_RE = re.compile(r'^loc\("-":(\d+):(\d+)\)$')
 _VERIFY_MSG_RE = re.compile(r"^'[\w.$\-]+' op ")
 
 _context: Any = None
@@ -96,7 +97,8 @@ def blank_locations(text: str) -> tuple[str, bool]:
         except ParseError:
             end = len(text)
         pieces.append(text[last:start])
-        pieces.append(re.sub(r"[^\n]", " ", text[start:end]))
+        blank = text[start:end]
+        pieces.append(re.sub(r"[^\n]", " ", blank) if "\n" in blank else " " * len(blank))
         last = pos = end
     if not found:
         return text, False
@@ -105,10 +107,10 @@ def blank_locations(text: str) -> tuple[str, bool]:
 
 
 def _position(loc_text: str, filename: str) -> Location:
-    m = _DIAG_POS_RE.search(loc_text)
+    m = _DIAG_POS_RE.match(loc_text)
     if m is None:
         return Location(filename)
-    return Location(filename, int(m.group(2)), int(m.group(3)))
+    return Location(filename, int(m.group(1)), int(m.group(2)))
 
 
 def _walk_positions(module: Any, filename: str) -> gen.Positions:
