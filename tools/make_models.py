@@ -211,6 +211,19 @@ def gpt_fsdp_3d() -> str:
     return lower(step, m, args, (w, P(batch)), (w, P()))
 
 
+def gpt_block_train() -> str:
+    """One tensor-parallel GPT layer, forward + backward + SGD update, on a (2, 4) mesh."""
+    m = mesh((2, 4), ("data", "model"))
+
+    def step(p, x):
+        loss, grads = jax.value_and_grad(lambda p: jnp.mean(gpt_layer(m, p, x) ** 2))(p)
+        return jax.tree.map(lambda w, g: w - 0.01 * g, p, grads), loss
+
+    args = (gpt_layer_params(), spec(BATCH, SEQ, D_MODEL))
+    w = gpt_layer_specs()
+    return lower(step, m, args, (w, P("data")), (w, P()))
+
+
 # --- Other model families ---------------------------------------------------------------------
 
 
@@ -439,20 +452,108 @@ def nested_calls() -> str:
     return lower(f, m, args, (P("data"), P(None, "model"), P("model")), P("data"))
 
 
+def remat_train() -> str:
+    """jax.checkpoint'ed layers under jax.grad: rematerialization via optimization_barrier."""
+    m = mesh((2, 4), ("data", "model"))
+
+    @jax.checkpoint
+    def layer(w, x):
+        return jnp.tanh(x @ w)
+
+    def loss(w, x):
+        return jnp.sum(layer(w, layer(w, x)))
+
+    args = (spec(D_MODEL, D_MODEL), spec(BATCH, D_MODEL))
+    return lower(jax.grad(loss), m, args, (P(None, "model"), P("data")), P(None, "model"))
+
+
+def kv_cache_decode() -> str:
+    """One decoding step: write into a sharded KV cache (dynamic_update_slice), read a window."""
+    m = mesh((2, 4), ("data", "model"))
+
+    def f(cache, x, pos):
+        cache = jax.lax.dynamic_update_slice(cache, x[:, None, :], (0, pos, 0))
+        start = jnp.maximum(pos - 3, 0)
+        window = jax.lax.dynamic_slice(cache, (0, start, 0), (BATCH, 4, D_MODEL))
+        return cache, window.sum(axis=1)
+
+    args = (spec(BATCH, 32, D_MODEL), spec(BATCH, D_MODEL), spec(dtype=jnp.int32))
+    cache = P("data", None, "model")
+    return lower(f, m, args, (cache, P("data"), P()), (cache, P("data")))
+
+
+def random_dropout() -> str:
+    """Dropout with jax.random (threefry, nested private functions, erf_inv) on a sharded batch."""
+    m = mesh((2, 4), ("data", "model"))
+
+    def f(key, x):
+        keep = jax.random.bernoulli(key, 0.9, x.shape)
+        noise = jax.random.normal(jax.random.fold_in(key, 1), x.shape)
+        return jnp.where(keep, x / 0.9, 0.0) + 0.01 * noise
+
+    args = (jax.ShapeDtypeStruct((2,), jnp.uint32), spec(BATCH, D_MODEL))
+    return lower(f, m, args, (P(), P("data", "model")), P("data", "model"))
+
+
+def explicit_reshard() -> str:
+    """Explicit-mode mesh axes: shardings in the types, jax.sharding.reshard between layers."""
+    types = (jax.sharding.AxisType.Explicit,) * 2
+    m = jax.make_mesh((2, 4), ("data", "model"), axis_types=types)
+
+    def f(x, w1, w2):
+        h = jax.sharding.reshard(jax.nn.relu(x @ w1), P("data", None))
+        return jax.sharding.reshard(h @ w2, P(None, "model"))
+
+    def typed(shape, parts):
+        return jax.ShapeDtypeStruct(shape, F32, sharding=NamedSharding(m, parts))
+
+    args = (typed((BATCH, D_MODEL), P("data")), typed((D_MODEL, D_FF), P(None, "model")))
+    args += (typed((D_FF, D_MODEL), P()),)
+    with jax.set_mesh(m):
+        return jax.jit(f).lower(*args).as_text()
+
+
+def misc_ops() -> str:
+    """A grab bag of shape ops: concat, pad, cumsum, reverse, one_hot, argmax, strided slices."""
+    m = mesh((2, 2, 2), ("x", "y", "z"))
+
+    def f(a, b, labels):
+        c = jnp.concatenate([a, b], axis=1)  # [8, 128]
+        c = jnp.pad(c, ((0, 0), (2, 2)))[:, 2:-2]
+        c = jnp.cumsum(c, axis=1)[:, ::-1]
+        t = c.reshape(BATCH, 4, 32).transpose(2, 0, 1)  # [32, 8, 4]
+        scores = jnp.einsum("kbh,kbg->bhg", t, t)  # batch dim b
+        onehot = jax.nn.one_hot(labels, 4, dtype=F32)  # [8, 4]
+        best = jnp.argmax(scores, axis=-1)
+        bits = jax.lax.bitcast_convert_type(jnp.clip(a, -1.0, 1.0), jnp.int32)
+        half = jax.lax.reduce_precision(b, exponent_bits=5, mantissa_bits=10)
+        return scores * onehot[:, :, None], best, bits[::2, 1::4], half.astype(jnp.bfloat16)
+
+    args = (spec(BATCH, D_MODEL), spec(BATCH, D_MODEL), spec(BATCH, dtype=jnp.int32))
+    in_specs = (P(("x", "y"), "z"), P("x", ("y", "z")), P("x"))
+    return lower(f, m, args, in_specs, (P("x"), None, P(None, "y"), P(("x", "y"))))
+
+
 MODELS: dict[str, Callable[[], str]] = {
     "cond": cond,
     "convnet": convnet,
     "embedding": embedding,
     "fft": fft,
+    "explicit_reshard": explicit_reshard,
     "gpt_block": gpt_block,
+    "gpt_block_train": gpt_block_train,
     "gpt_fsdp_3d": gpt_fsdp_3d,
     "gpt_stack_4": gpt_stack_4,
+    "kv_cache_decode": kv_cache_decode,
     "linalg": linalg,
+    "misc_ops": misc_ops,
     "mlp_fwd_dp": mlp_fwd_dp,
     "mlp_fwd_tp": mlp_fwd_tp,
     "mlp_train": mlp_train,
     "moe": moe,
     "nested_calls": nested_calls,
+    "random_dropout": random_dropout,
+    "remat_train": remat_train,
     "scan_layers": scan_layers,
     "shard_alike": shard_alike_model,
     "shard_map_collectives": shard_map_collectives,
