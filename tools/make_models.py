@@ -608,6 +608,10 @@ def main(argv: list[str] | None = None) -> int:
         if "sdy.mesh" not in text or "#sdy.sharding" not in text:
             print(f"{name}: lowered text has no Shardy mesh/sharding", file=sys.stderr)
             failed += 1
+        if "#sdy.sharding_per_value" in text:
+            # Op results carry shardings only after propagation; inputs must not have them.
+            print(f"{name}: lowered text already has op shardings", file=sys.stderr)
+            failed += 1
         (DATA_DIR / f"{name}.mlir").write_text(text)
         if name == "gpt_block":
             EXAMPLE.write_text(text)
