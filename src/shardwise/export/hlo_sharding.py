@@ -129,6 +129,8 @@ def hlo_sharding_for(tiles: TileAssignment, subgroups: Sequence[str]) -> HloShar
     most once (which is all an sdy sharding produces).
     """
     data_dims = tiles.dims[: len(tiles.dims) - len(subgroups)]
+    if tiles.num_elements == 1:  # a one-device mesh: XLA prints it replicated
+        return HloSharding(subgroups[0] if subgroups else REPLICATED)
     if not subgroups:
         return HloSharding("tiled", tiles)
     if len(set(subgroups)) == 1 and math.prod(data_dims) == 1:
@@ -168,7 +170,7 @@ def ordered_axis_pieces(mesh: Mesh, used: Sequence[AxisRef]) -> list[AxisRef]:
             if ref.name == axis.name and ref.sub_axis_info is not None:
                 bounds.update((ref.pre_size, ref.sub_axis_info.next_pre_size))
         edges = sorted(bounds)
-        if len(edges) == 2:
+        if len(edges) <= 2:  # unsplit (a size-1 axis has the single edge 1)
             pieces.append(AxisRef(axis.name))
             continue
         pieces.extend(
