@@ -38,6 +38,20 @@ __all__ = [
     "func_result_attrs",
     "func_result_types",
     "split_top_level",
+    "copy_attr",
+    "clone_op",
+    "clone_region",
+    "detach",
+    "move_before",
+    "move_after",
+    "insert_after_value",
+    "replace_uses_if",
+    "is_before_in_block",
+    "symbol_ref_name",
+    "symbol_ref",
+    "string_attr",
+    "string_attr_value",
+    "SymbolTable",
 ]
 
 SHARDING_ATTR = "sdy.sharding"
@@ -533,3 +547,196 @@ def _split_top_level_comma_arrow_aware(text: str) -> tuple[str, str | None]:
             return text[:i].strip(), text[i + 1 :].strip()
         i += 1
     return text.strip(), None
+
+
+# -- rewriting helpers ------------------------------------------------------------------------
+# What MLIR's OpBuilder/RewriterBase/SymbolTable do, for passes that create, clone, move and
+# erase ops. Use lists: `Value.uses` is in creation order and MLIR iterates newest first, so
+# creating uses in the order MLIR creates them is all it takes to get MLIR's order.
+
+
+def copy_attr(value: Any) -> Any:
+    """A copy of an attribute value that shares nothing mutable (dict/array attributes)."""
+    if isinstance(value, DictAttr):
+        return DictAttr({k: copy_attr(v) for k, v in value.entries.items()})
+    if isinstance(value, ArrayAttr):
+        return ArrayAttr([copy_attr(v) for v in value.elements])
+    return value
+
+
+def clone_op(op: Op, mapping: dict[Value, Value] | None = None) -> Op:
+    """`Operation::clone(mapping)`: a detached deep copy; operands looked up in `mapping`.
+
+    Results and block arguments of the clone are added to `mapping`, so later clones of
+    users refer to them (MLIR's `IRMapping`).
+    """
+    if mapping is None:
+        mapping = {}
+    new = Op(
+        op.name,
+        [mapping.get(v, v) for v in op.operands],
+        [r.type for r in op.results],
+        {k: copy_attr(v) for k, v in op.properties.items()},
+        {k: copy_attr(v) for k, v in op.attributes.items()},
+        location=op.location,
+        loc_text=op.loc_text,
+        result_names=[r.name for r in op.results],
+    )
+    new.successors = list(op.successors)
+    for old, result in zip(op.results, new.results, strict=True):
+        mapping[old] = result
+    for region in op.regions:
+        new.add_region(clone_region(region, mapping))
+    return new
+
+
+def clone_region(region: Region, mapping: dict[Value, Value] | None = None) -> Region:
+    """`Region::cloneInto`: blocks (and their arguments) first, then the ops in order."""
+    if mapping is None:
+        mapping = {}
+    new = Region()
+    pairs = []
+    for block in region.blocks:
+        copy = Block(label=block.label)
+        for arg in block.args:
+            mapping[arg] = copy.add_arg(arg.type, arg.name, arg.location)
+        new.add_block(copy)
+        pairs.append((block, copy))
+    for block, copy in pairs:
+        for op in block.ops:
+            copy.append(clone_op(op, mapping))
+    return new
+
+
+def detach(op: Op) -> Op:
+    """Take `op` out of its block (uses are kept), ready to be inserted elsewhere."""
+    if op.parent is not None:
+        op.parent.ops.remove(op)
+        op.parent = None
+    return op
+
+
+def move_before(op: Op, anchor: Op) -> None:
+    """`Operation::moveBefore(anchor)`."""
+    block = anchor.parent
+    assert block is not None
+    detach(op)
+    block.insert_before(anchor, op)
+
+
+def move_after(op: Op, anchor: Op) -> None:
+    """`Operation::moveAfter(anchor)`."""
+    block = anchor.parent
+    assert block is not None
+    detach(op)
+    block.insert_after(anchor, op)
+
+
+def insert_after_value(op: Op, value: Value) -> None:
+    """`setInsertionPointAfterValue` + insert: after the defining op, or first in the block."""
+    detach(op)
+    if value.defining_op is not None:
+        block = value.defining_op.parent
+        assert block is not None
+        block.insert_after(value.defining_op, op)
+    else:
+        value.owner.insert(0, op)  # type: ignore[union-attr]
+
+
+def replace_uses_if(old: Value, new: Value, predicate: Any) -> None:
+    """`replaceUsesWithIf`: move the uses of `old` for which `predicate(op, index)` holds.
+
+    Walks MLIR's use list (newest first), like `Value.replace_all_uses_with`.
+    """
+    for op, i in reversed(list(old.uses)):
+        if predicate(op, i):
+            op.set_operand(i, new)
+
+
+def is_before_in_block(a: Op, b: Op) -> bool:
+    """`Operation::isBeforeInBlock`: both ops in the same block, `a` strictly first."""
+    assert a.parent is not None and a.parent is b.parent
+    ops = a.parent.ops
+    return ops.index(a) < ops.index(b)
+
+
+def symbol_ref_name(attr: Any) -> str:
+    """``@foo`` / ``@"a-b"`` (a FlatSymbolRefAttr's text) -> ``foo`` / ``a-b``."""
+    text = str(attr).strip()
+    if text.startswith("@"):
+        text = text[1:]
+    if text.startswith('"') and text.endswith('"'):
+        text = text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return text
+
+
+def _quote_symbol(name: str) -> str:
+    if _BARE_KEY_RE.match(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def symbol_ref(name: str) -> RawAttr:
+    """The FlatSymbolRefAttr naming `name`: ``@foo`` or ``@"a-b"``."""
+    return RawAttr("@" + _quote_symbol(name))
+
+
+def string_attr(text: str) -> RawAttr:
+    """A StringAttr holding `text`: ``"text"``."""
+    return RawAttr('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+
+
+def string_attr_value(attr: Any) -> str:
+    """The contents of a StringAttr's text (``"foo"`` -> ``foo``)."""
+    text = str(attr)
+    if text.startswith('"') and text.endswith('"'):
+        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return text
+
+
+class SymbolTable:
+    """`mlir::SymbolTable` over a module body: lookup, insert with name uniquing, erase.
+
+    Name clashes on insert are resolved as MLIR does: ``name_<k>`` with one counter per
+    table, incremented on every attempt.
+    """
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.counter = 0
+        self.symbols: dict[str, Op] = {}
+        for op in module.body.ops:
+            name = module.symbol_name(op)
+            if name is not None:
+                self.symbols.setdefault(name, op)
+
+    def lookup(self, name: str) -> Op | None:
+        return self.symbols.get(name)
+
+    def insert(self, op: Op, after: Op | None = None) -> str:
+        """Insert a detached `op` (at the end, or after `after`); returns its final name."""
+        body = self.module.body
+        if op.parent is None:
+            if after is not None:
+                body.insert_after(after, op)
+            else:
+                body.append(op)
+        name = self.module.symbol_name(op) or ""
+        if self.symbols.get(name, op) is op:
+            self.symbols[name] = op
+            return name
+        while True:
+            candidate = f"{name}_{self.counter}"
+            self.counter += 1
+            if candidate not in self.symbols:
+                break
+        holder = op.attributes if "sym_name" in op.attributes else op.properties
+        holder["sym_name"] = string_attr(candidate)
+        self.symbols[candidate] = op
+        return candidate
+
+    def erase(self, op: Op) -> None:
+        name = self.module.symbol_name(op)
+        if name is not None and self.symbols.get(name) is op:
+            del self.symbols[name]
+        op.erase()
