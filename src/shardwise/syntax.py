@@ -151,12 +151,14 @@ class SdyParser:
         self.pos = end
         return -value if negative else value
 
-    def parse_integer(self, what: str = "integer value") -> int:
+    def parse_integer(self, what: str = "integer value", bits: int = 64) -> int:
+        """A signed integer that fits in `bits` bits (factor sizes are 32-bit in Shardy)."""
+        self._skip_ws()
         start = self.pos
         value = self.parse_optional_integer()
         if value is None:
             raise self.error(f"expected {what}")
-        if not -(2**63) <= value <= _INT64_MAX:
+        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
             raise self.error("integer value too large", start)
         return value
 
@@ -428,7 +430,7 @@ class SdyParser:
         if rest:
             raise self.error(f"expecting single factor symbol: {rest}", at)
         self.parse_punctuation("=")
-        return self.parse_integer()
+        return self.parse_integer(bits=32)
 
     def _parse_optional_braced_list(self, parse_element: Callable[[], T]) -> list[T]:
         """MLIR's optional-braces list: no ``{`` means empty; ``{}`` is empty too."""

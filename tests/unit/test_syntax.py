@@ -247,6 +247,8 @@ ERROR_ROWS = [
     ("#sdy.op_sharding_rule<([i])->([i]) {i=8} reduction=k>", "expected '>'", 52),
     ("#sdy.op_sharding_rule<([i])->([i]) {i=8}, foo>", "expected 'custom'", 43),
     ('#sdy<manual_axes{"a",}>', "expected string", 22),
+    ("#sdy.op_sharding_rule<([i])->([i]) {i=2147483648}>", "integer value too large", 39),
+    ('#sdy.mesh<["a"=9223372036854775808]>', "integer value too large", 16),
     ("#sdy.sharding<@m, []> x", "expected end of attribute text", 23),
     ("#foo.sharding<@m, []>", "expected '#sdy'", 1),
 ]
