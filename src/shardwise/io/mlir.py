@@ -48,7 +48,7 @@ _LOC_SCAN_RE = re.compile(
 )
 # Positions the bindings give to what they parse: the buffer is always named "-".
 _DIAG_POS_RE = re.compile(r'^loc\("-":(\d+):(\d+)\)$')
-_VERIFY_MSG_RE = re.compile(r"^'[\w.$\-]+' op ")
+_CURRENT_OP_NOTE = "see current operation"
 
 _context: Any = None
 
@@ -139,17 +139,26 @@ def has_explicit_locations(module: ir.Module) -> bool:
 
 
 def _diagnostic_error(err: Any, filename: str) -> ShardwiseError:
-    """An ``ir.MLIRError`` -> ParseError / VerifyError at the first diagnostic's position."""
+    """An ``ir.MLIRError`` -> ParseError / VerifyError at the first diagnostic's position.
+
+    MLIR attaches "see current operation: ..." to verifier failures only: that note tells a
+    verify error from a syntax error, and is dropped (the caret shows the op).
+    """
     diags = list(getattr(err, "error_diagnostics", []) or [])
     if not diags:
         return ParseError(str(err).strip() or "MLIR rejected the input", Location(filename))
     first = diags[0]
-    message = first.message
     location = _position(str(first.location), filename)
-    notes = [f"{_position(str(n.location), filename)}: {n.message}" for n in first.notes]
+    verifier = False
+    notes = []
+    for note in first.notes:
+        if note.message.startswith(_CURRENT_OP_NOTE):
+            verifier = True
+            continue
+        notes.append(f"{_position(str(note.location), filename)}: {note.message}")
     notes += [f"{_position(str(d.location), filename)}: {d.message}" for d in diags[1:]]
-    cls = VerifyError if _VERIFY_MSG_RE.match(message) else ParseError
-    return cls(message, location, notes)
+    cls = VerifyError if verifier else ParseError
+    return cls(first.message, location, notes)
 
 
 def _raise_parse_error(err: Any, text: str, blanked: str | None, filename: str) -> None:

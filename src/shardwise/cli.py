@@ -1,0 +1,278 @@
+"""The ``shardwise`` command line: verify, propagate, rules.
+
+Every failure prints ``file:line:col: error: message``, the source line and a caret, and exits
+1 (2 for usage errors); ``--debug`` adds the Python traceback. Nothing else reaches a user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from shardwise import __version__, passes
+from shardwise.errors import InputError, InternalError, Location, ShardwiseError
+from shardwise.ir import Module
+
+__all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
+
+DEFAULT_PASS = "sdy-user-priority-propagate"
+EXAMPLE = "gpt_block.mlir"
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Input:
+    """One input: the name shown in messages and its text."""
+
+    name: str
+    text: str
+
+
+class _UsageError(Exception):
+    """Bad command-line usage detected after argparse (exit 2)."""
+
+
+# -- inputs and outputs ------------------------------------------------------------------------
+
+
+def _read_input(arg: str) -> _Input:
+    if arg == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            return _Input("<stdin>", data.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise InputError("not UTF-8 text; save the input as UTF-8", Location("<stdin>")) from e
+    from shardwise.io.mlir import read_text_file
+
+    return _Input(arg, read_text_file(arg))
+
+
+def _bundled_example() -> _Input:
+    path = resources.files("shardwise.examples").joinpath(EXAMPLE)
+    return _Input(f"<bundled example>/{EXAMPLE}", path.read_text(encoding="utf-8"))
+
+
+def _load(inp: _Input) -> Module:
+    from shardwise.io.mlir import load_text
+
+    return load_text(inp.text, inp.name)
+
+
+def _output_targets(inputs: list[str], output: str | None) -> list[Path | None]:
+    """Where each input's result goes: None = stdout; a directory for several inputs."""
+    if output is None:
+        return [None] * max(len(inputs), 1)
+    out = Path(output)
+    if len(inputs) > 1 or out.is_dir() or output.endswith(("/", "\\")):
+        if out.exists() and not out.is_dir():
+            raise _UsageError(f"-o {output}: several inputs need -o to name a directory")
+        names = [Path(i).name if i != "-" else "stdin.mlir" for i in inputs] or [EXAMPLE]
+        if len(set(names)) != len(names):
+            raise _UsageError("two inputs have the same file name; they would overwrite each other")
+        _make_directory(out)
+        return [out / n for n in names]
+    return [out]
+
+
+def _make_directory(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(
+            f"cannot create the output directory: {e.strerror}", Location(str(path))
+        ) from None
+
+
+def _emit(module: Module, target: Path | None, generic: bool) -> None:
+    from shardwise.io.mlir import write_file, write_text
+
+    if target is None:
+        sys.stdout.write(write_text(module, generic=generic))
+        sys.stdout.flush()
+        return
+    write_file(module, target, generic=generic)
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    for arg in args.inputs:
+        inp = None
+        try:
+            inp = _read_input(arg)
+            _load(inp)
+        except ShardwiseError as e:
+            _report(e, inp.text if inp is not None else None)
+            status = EXIT_ERROR
+            continue
+        print(f"{inp.name}: ok")
+    return status
+
+
+def _transform(args: argparse.Namespace, transform: Callable[[Module], object]) -> int:
+    """Load each input (or the bundled example), transform it, write it; report each error."""
+    targets = _output_targets(args.inputs, args.output)
+    status = EXIT_OK
+    for i, target in enumerate(targets):
+        inp = None
+        try:
+            inp = _read_input(args.inputs[i]) if args.inputs else _bundled_example()
+            module = _load(inp)
+            transform(module)
+            _emit(module, target, args.generic)
+        except ShardwiseError as e:
+            _report(e, inp.text if inp is not None else None)
+            status = EXIT_ERROR
+        except (KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug: report it for this input, go on
+            _internal_error(e, args.debug, inp.name if inp is not None else None)
+            status = EXIT_ERROR
+    return status
+
+
+def _cmd_propagate(args: argparse.Namespace) -> int:
+    try:
+        run = passes.prepare_pass(args.pass_spec)
+    except ShardwiseError as e:
+        raise _UsageError(f"--pass: {e.message}") from None
+    return _transform(args, run)
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    try:
+        from shardwise.rules.populate import populate_op_sharding_rules
+    except ImportError:
+        raise ShardwiseError(
+            "sharding rules are not available in this version (shardwise.rules.populate is missing)"
+        ) from None
+    return _transform(
+        args, lambda module: populate_op_sharding_rules(module, conservative=args.conservative)
+    )
+
+
+# -- parser and main ---------------------------------------------------------------------------
+
+
+def _add_transform_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="IN.mlir",
+        help="input files ('-' = stdin); none: the bundled example " + EXAMPLE,
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="output file, or directory for several inputs (default: stdout)",
+    )
+    p.add_argument("--generic", action="store_true", help="print MLIR's generic op form")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shardwise",
+        description="Sharding propagation for StableHLO + Shardy (sdy) MLIR, in pure Python.",
+    )
+    parser.add_argument("--version", action="version", version=f"shardwise {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show Python tracebacks for internal errors"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("verify", help="check that MLIR files parse and verify")
+    p.add_argument("inputs", nargs="+", metavar="IN.mlir", help="input files ('-' = stdin)")
+    p.set_defaults(run=_cmd_verify)
+
+    p = sub.add_parser("propagate", help="propagate shardings and print the module")
+    _add_transform_args(p)
+    p.add_argument(
+        "--pass",
+        dest="pass_spec",
+        default=DEFAULT_PASS,
+        metavar="NAME",
+        help=(
+            f"Shardy pass to run, with optional {{option=value ...}} (default {DEFAULT_PASS}; "
+            f"'none' only loads and writes). Known: {', '.join(passes.pass_names())}"
+        ),
+    )
+    p.set_defaults(run=_cmd_propagate)
+
+    p = sub.add_parser("rules", help="attach every op's sharding rule (sdy.sharding_rule)")
+    _add_transform_args(p)
+    p.add_argument("--conservative", action="store_true", help="conservative rules (no sub-axes)")
+    p.set_defaults(run=_cmd_rules)
+    return parser
+
+
+_BUG_HINT = "this is a bug in shardwise; please report it with the input file and the command line"
+
+
+def _report(error: ShardwiseError, source: str | None) -> None:
+    text = error.format(source)
+    if isinstance(error, InternalError):
+        text += f"\nnote: {_BUG_HINT}"
+    print(text, file=sys.stderr)
+
+
+def _internal_error(exc: BaseException, debug: bool, input_name: str | None = None) -> None:
+    if debug:
+        traceback.print_exc()
+    where = f"{input_name}: " if input_name else "shardwise: "
+    hint = "" if debug else " (run again with --debug for the traceback)"
+    print(
+        f"{where}internal error: {type(exc).__name__}: {exc}\nnote: {_BUG_HINT}{hint}",
+        file=sys.stderr,
+    )
+
+
+def _format_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ANN001
+    return f"shardwise: warning: {message}\n"
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe (``shardwise ... | head``): drop the rest of the output quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``shardwise`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    warnings.formatwarning = _format_warning
+    try:
+        return int(args.run(args))
+    except _UsageError as e:
+        parser.error(str(e))  # exits 2
+    except ShardwiseError as e:
+        if args.debug:
+            traceback.print_exc()
+        if e.location == Location():
+            print(f"shardwise: {e.kind}: {e.message}", file=sys.stderr)
+        else:
+            _report(e, None)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback for users
+        _internal_error(e, args.debug)
+        return EXIT_ERROR
+    return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())
