@@ -17,6 +17,7 @@ __all__ = [
     "TensorShardingPerValue",
     "ManualAxes",
     "MeshRef",
+    "symbol_ref",
 ]
 
 # A sharding names its mesh by symbol (``@mesh``) or carries it inline (``mesh<[...]>``).
@@ -80,7 +81,7 @@ class TensorSharding:
         if isinstance(self.mesh_or_ref, Mesh):
             mesh = "mesh" + self.mesh_or_ref.body_str()
         else:
-            mesh = "@" + _symbol_name(self.mesh_or_ref)
+            mesh = symbol_ref(self.mesh_or_ref)
         text = f"{mesh}, [" + ", ".join(str(d) for d in self.dim_shardings) + "]"
         if self.replicated_axes:
             text += ", replicated={" + _axes_str(self.replicated_axes) + "}"
@@ -206,3 +207,8 @@ def _symbol_name(name: str) -> str:
     ):
         return name
     return quote_string(name)
+
+
+def symbol_ref(name: str) -> str:
+    """A flat symbol reference as MLIR prints it: ``@mesh``, ``@"odd name"``."""
+    return "@" + _symbol_name(name)
