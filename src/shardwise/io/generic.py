@@ -30,6 +30,7 @@ __all__ = [
     "parse_attr_dict",
     "convert_attr",
     "resolve_loc_aliases",
+    "loc_position",
     "block_arg_loc_text",
     "dialect_resources",
 ]
@@ -54,7 +55,8 @@ _FAST_FUNCTION_TYPE_RE = re.compile(
 )
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
 _ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
-_LOC_POS_RE = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)\)$')
+# The bindings name the buffer they parse "-": such a location is a position in that text.
+_LOC_POS_RE = re.compile(r'^loc\("-":(\d+):(\d+)\)$')
 _RESOURCES_RE = re.compile(r"^\{-#.*?^#-\}[ \t]*\n?", re.M | re.S)
 
 # Texts we keep beside the IR because `ir.Value` / `ir.Module` have no field for them:
@@ -181,12 +183,10 @@ def _substitute_aliases(loc_text: str, aliases: dict[str, str]) -> str:
 
 def loc_position(loc_text: str | None, filename: str) -> Location:
     """``loc("-":3:8)`` -> Location(filename, 3, 8); anything else -> unknown."""
-    if loc_text is None:
-        return Location(filename)
-    m = _LOC_POS_RE.match(loc_text)
+    m = _LOC_POS_RE.match(loc_text) if loc_text is not None else None
     if m is None:
         return Location(filename)
-    return Location(filename, int(m.group(2)), int(m.group(3)))
+    return Location(filename, int(m.group(1)), int(m.group(2)))
 
 
 # -- attributes --------------------------------------------------------------------------------
@@ -549,9 +549,13 @@ def parse_generic(
 # -- printer -----------------------------------------------------------------------------------
 
 
+OP_MARKER = "shardwise-op-"
+
+
 class _Printer:
-    def __init__(self, with_locs: bool) -> None:
+    def __init__(self, with_locs: bool, markers: list[ir.Op] | None) -> None:
         self.with_locs = with_locs
+        self.markers = markers
         self.names: dict[int, str] = {}
         self.next_id = 0
         self.out: list[str] = []
@@ -595,7 +599,11 @@ class _Printer:
         operand_types = ", ".join(str(v.type) for v in op.operands)
         result_types = ", ".join(str(v.type) for v in op.results)
         out.append(f" : ({operand_types}) -> ({result_types})")
-        out.append(self.loc(op.loc_text, op.location))
+        if self.markers is None:
+            out.append(self.loc(op.loc_text, op.location))
+        else:
+            out.append(f' loc("{OP_MARKER}{len(self.markers)}")')
+            self.markers.append(op)
         out.append("\n")
 
     def print_region(self, region: ir.Region, indent: str) -> None:
@@ -621,9 +629,15 @@ def _dict_text(entries: dict[str, Any]) -> str:
     return str(ir.DictAttr(entries))
 
 
-def print_generic(module: ir.Module, with_locs: bool = True) -> str:
-    """Our IR -> generic-form text MLIR can parse (value names are fresh; MLIR renames)."""
-    printer = _Printer(with_locs)
+def print_generic(
+    module: ir.Module, with_locs: bool = True, markers: list[ir.Op] | None = None
+) -> str:
+    """Our IR -> generic-form text MLIR can parse (value names are fresh; MLIR renames).
+
+    With `markers` (an empty list), op number i gets ``loc("shardwise-op-<i>")`` instead of its
+    location and is appended to `markers`: a diagnostic then names the op exactly.
+    """
+    printer = _Printer(with_locs, markers)
     printer.print_op(module.op, "")
     resources = _RESOURCES.get(module)
     if resources is not None:

@@ -46,9 +46,8 @@ _LOC_SCAN_RE = re.compile(
     r'"(?:[^"\\]|\\.)*"|//[^\n]*|^(#loc[\w$.\-]*[ \t]*=[ \t]*)loc\(|(?<![\w$.@%#^!\-])loc\(',
     re.M,
 )
-# Positions the bindings give to what they parse: the buffer is always named "-".
-_DIAG_POS_RE = re.compile(r'^loc\("-":(\d+):(\d+)\)$')
 _CURRENT_OP_NOTE = "see current operation"
+_MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
 
 _context: Any = None
 
@@ -106,23 +105,16 @@ def blank_locations(text: str) -> tuple[str, bool]:
     return "".join(pieces), True
 
 
-def _position(loc_text: str, filename: str) -> Location:
-    m = _DIAG_POS_RE.match(loc_text)
-    if m is None:
-        return Location(filename)
-    return Location(filename, int(m.group(1)), int(m.group(2)))
-
-
 def _walk_positions(module: Any, filename: str) -> gen.Positions:
     """Op and block-argument positions of a bindings module, in MLIR pre-order."""
     ops: list[Location] = []
     args: list[Location] = []
 
     def visit(op: Any) -> None:
-        ops.append(_position(str(op.location), filename))
+        ops.append(gen.loc_position(str(op.location), filename))
         for region in op.regions:
             for block in region.blocks:
-                args.extend(_position(str(a.location), filename) for a in block.arguments)
+                args.extend(gen.loc_position(str(a.location), filename) for a in block.arguments)
                 for child in block.operations:
                     visit(child.operation)
 
@@ -148,15 +140,15 @@ def _diagnostic_error(err: Any, filename: str) -> ShardwiseError:
     if not diags:
         return ParseError(str(err).strip() or "MLIR rejected the input", Location(filename))
     first = diags[0]
-    location = _position(str(first.location), filename)
+    location = gen.loc_position(str(first.location), filename)
     verifier = False
     notes = []
     for note in first.notes:
         if note.message.startswith(_CURRENT_OP_NOTE):
             verifier = True
             continue
-        notes.append(f"{_position(str(note.location), filename)}: {note.message}")
-    notes += [f"{_position(str(d.location), filename)}: {d.message}" for d in diags[1:]]
+        notes.append(f"{gen.loc_position(str(note.location), filename)}: {note.message}")
+    notes += [f"{gen.loc_position(str(d.location), filename)}: {d.message}" for d in diags[1:]]
     cls = VerifyError if verifier else ParseError
     return cls(first.message, location, notes)
 
@@ -263,19 +255,33 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
     """
     if debug_info is None:
         debug_info = has_explicit_locations(module)
-    text = _generic_text(module)
+    text = gen.print_generic(module)
     mlir_ir = _ir()
     try:
         parsed = _parse(text)
-    except mlir_ir.MLIRError as e:
-        err = _diagnostic_error(e, module.filename)
-        err.message = f"the module to write is not valid MLIR: {err.message}"
-        raise err from None
+    except mlir_ir.MLIRError:
+        raise _write_error(module) from None
     return parsed.operation.get_asm(print_generic_op_form=generic, enable_debug_info=debug_info)
 
 
-def _generic_text(module: ir.Module) -> str:
-    return gen.print_generic(module, with_locs=True)
+def _write_error(module: ir.Module) -> ShardwiseError:
+    """Why MLIR rejects the module we print, placed at the offending op's location."""
+    markers: list[ir.Op] = []
+    text = gen.print_generic(module, markers=markers)
+    mlir_ir = _ir()
+    try:
+        _parse(text)
+    except mlir_ir.MLIRError as e:
+        err = _diagnostic_error(e, module.filename)
+        diag = e.error_diagnostics[0] if e.error_diagnostics else None
+        m = _MARKER_RE.search(str(diag.location)) if diag is not None else None
+        if m is not None:
+            op = markers[int(m.group(1))]
+            err.location = op.location
+            err.notes = (f"in '{op.name}'", *err.notes)
+        message = f"the module to write is not valid MLIR: {err.message}"
+        return VerifyError(message, err.location, err.notes)
+    return InternalError("MLIR rejected the module once, then accepted it", Location())
 
 
 def write_file(
