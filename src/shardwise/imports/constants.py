@@ -1,0 +1,185 @@
+"""`sdy-constant-or-scalar-splitter`: give every non-constant user its own constant copy.
+
+Shardy's import/constant_or_scalar_splitter.cc. ``stablehlo.constant`` becomes
+``sdy.constant`` (which is never folded or deduped). Then, per func (callees first) and per
+named computation, a constant expression (constants, iota, and pure broadcast / reshape /
+slice / elementwise ops, calls and named computations of nothing but such ops, applied to
+constant expressions) is cloned for each non-constant user, and so is every broadcast of a
+scalar, so that users do not share (and fight over) one sharding. Scalars are not cloned.
+The originals, left unused, are erased with their ``sdy.sharding_group`` users.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shardwise.imports.calls import clone_func_recursively
+from shardwise.imports.common import callee_name, funcs_in_call_graph_order, original_func_name
+from shardwise.ir import (
+    Module,
+    Op,
+    Region,
+    SymbolTable,
+    TensorType,
+    Value,
+    clone_op,
+    string_attr_value,
+    symbol_ref,
+)
+from shardwise.propagation.op_properties import is_elementwise
+
+__all__ = ["constant_or_scalar_splitter"]
+
+_SHAPE_OPS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
+_NOT_PURE = frozenset({"sdy.sharding_constraint"})
+
+
+@dataclass
+class _State:
+    module: Module
+    table: SymbolTable
+    non_const_named: set[str] = field(default_factory=set)
+    non_const_funcs: set[str] = field(default_factory=set)
+
+
+def _is_scalar(value: Value) -> bool:
+    return isinstance(value.type, TensorType) and value.type.rank == 0
+
+
+def _to_sdy_constants(module: Module) -> None:
+    for op in list(module.walk()):
+        if op.name != "stablehlo.constant":
+            continue
+        new = Op(
+            "sdy.constant",
+            [],
+            [r.type for r in op.results],
+            dict(op.properties),
+            dict(op.attributes),
+            location=op.location,
+            loc_text=op.loc_text,
+            result_names=[r.name for r in op.results],
+        )
+        block = op.parent
+        assert block is not None
+        block.insert_before(op, new)
+        op.results[0].replace_all_uses_with(new.results[0])
+        op.erase()
+
+
+def _is_constant_preserving(op: Op, st: _State) -> bool:
+    if op.name == "func.call":
+        callee = st.table.lookup(callee_name(op))
+        return callee is not None and original_func_name(callee) not in st.non_const_funcs
+    if op.name == "sdy.named_computation":
+        return string_attr_value(op.get_attr("name")) not in st.non_const_named
+    if op.regions or op.name in _NOT_PURE:
+        return False
+    return op.name in _SHAPE_OPS or is_elementwise(op)
+
+
+def _is_constant_expression(op: Op, constants: dict[Op, None], st: _State) -> bool:
+    if op.name in ("sdy.constant", "stablehlo.iota"):
+        return True
+    return _is_constant_preserving(op, st) and all(
+        v.defining_op is not None and v.defining_op in constants for v in op.operands
+    )
+
+
+def _is_scalar_expansion(op: Op) -> bool:
+    return op.name == "stablehlo.broadcast_in_dim" and _is_scalar(op.operands[0])
+
+
+def _clone_into(result: Value, mapping: dict[Value, Value], st: _State) -> None:
+    """Clone `result`'s defining op (after its operands, recursively) right before it."""
+    if _is_scalar(result) or result in mapping:
+        return
+    op = result.defining_op
+    assert op is not None
+    for operand in op.operands:
+        if operand.defining_op is not None:
+            _clone_into(operand, mapping, st)
+    block = op.parent
+    assert block is not None
+    clone = clone_op(op, mapping)
+    block.insert_before(op, clone)
+    if clone.name == "func.call":
+        func = st.table.lookup(callee_name(clone))
+        assert func is not None
+        clone.properties["callee"] = symbol_ref(
+            st.table.insert(clone_func_recursively(func, st.table))
+        )
+    # Sharding-group users go along (uses walked newest first, as MLIR's use list).
+    for user, _ in reversed(list(dict.fromkeys(result.uses))):
+        if user.name == "sdy.sharding_group":
+            block.insert_before(op, clone_op(user, mapping))
+
+
+def _clone_sub_computation(result: Value, st: _State) -> Value:
+    if _is_scalar(result):
+        return result
+    mapping: dict[Value, Value] = {}
+    _clone_into(result, mapping, st)
+    return mapping[result]
+
+
+def _parent_named_computation(op: Op) -> Op | None:
+    return next((a for a in op.ancestors() if a.name == "sdy.named_computation"), None)
+
+
+def _process_op(op: Op, func: Op, constants: dict, expansions: dict, st: _State) -> None:
+    if op.name in ("func.func", "sdy.sharding_group"):
+        return
+    if _is_constant_expression(op, constants, st):
+        constants[op] = None
+        return
+    if not _is_constant_preserving(op, st) and not op.is_terminator:
+        named = _parent_named_computation(op)
+        if named is not None:
+            st.non_const_named.add(string_attr_value(named.get_attr("name")))
+        st.non_const_funcs.add(original_func_name(func))
+    if _is_scalar_expansion(op):
+        expansions[op] = None
+        return
+    for i, operand in enumerate(op.operands):
+        producer = operand.defining_op
+        if producer is not None and (producer in constants or producer in expansions):
+            op.set_operand(i, _clone_sub_computation(operand, st))
+
+
+def _walk_skipping_named_computations(region: Region):
+    for block in region.blocks:
+        for op in list(block.ops):
+            yield op
+            if op.name != "sdy.named_computation":
+                for nested in op.regions:
+                    yield from _walk_skipping_named_computations(nested)
+
+
+def _erase_if_unused(op: Op) -> None:
+    users = [u for r in op.results for u, _ in r.uses]
+    if any(u.name != "sdy.sharding_group" for u in users):
+        return
+    for user in dict.fromkeys(users):
+        user.erase()
+    op.erase()
+
+
+def _split_region(region: Region, func: Op, st: _State) -> None:
+    constants: dict[Op, None] = {}
+    expansions: dict[Op, None] = {}
+    for op in _walk_skipping_named_computations(region):
+        _process_op(op, func, constants, expansions, st)
+    for op in [*expansions, *reversed(constants)]:
+        _erase_if_unused(op)
+
+
+def constant_or_scalar_splitter(module: Module) -> None:
+    """Convert constants to ``sdy.constant`` and split constant/scalar-broadcast sub-graphs."""
+    _to_sdy_constants(module)
+    st = _State(module, SymbolTable(module))
+    for func in funcs_in_call_graph_order(module):
+        named = [op for op in func.walk_post_order() if op.name == "sdy.named_computation"]
+        for op in named:
+            _split_region(op.regions[0], func, st)
+        _split_region(func.regions[0], func, st)

@@ -1,0 +1,161 @@
+"""`sdy-apply-sharding-constraints`: move constraint shardings onto unsharded inputs.
+
+Shardy's import/apply_sharding_constraints.cc. For an ``sdy.sharding_constraint`` (and each
+operand of an ``sdy.manual_computation``, whose in-sharding acts as a constraint), the input
+takes the constraint's sharding when it has none, the constraint is fully closed, and no other
+constraint or manual computation uses the input with a different sharding. An input that is
+a data-flow edge target instead has its uses routed through the constraint. A chain of
+single-use constraints first takes over the later uses of the chain's input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shardwise.ir import (
+    Module,
+    Op,
+    Value,
+    insert_after_value,
+    is_before_in_block,
+    replace_uses_if,
+)
+from shardwise.propagation.sharding_access import (
+    data_flow_edge_for_target,
+    get_sharding,
+    set_sharding,
+    shardable_value,
+)
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.sharding import TensorSharding, TensorShardingPerValue
+
+__all__ = ["apply_sharding_constraints"]
+
+_CONSTRAINT = "sdy.sharding_constraint"
+_MANUAL = "sdy.manual_computation"
+
+
+def _in_sharding(op: Op, index: int) -> TensorSharding | None:
+    attr = op.get_attr("in_shardings")
+    return attr.shardings[index] if isinstance(attr, TensorShardingPerValue) else None
+
+
+def _used_by_constraint_with_different_sharding(value: Value, sharding: TensorSharding) -> bool:
+    for user, index in value.uses:
+        if user.name == _CONSTRAINT and user.get_attr("sharding") != sharding:
+            return True
+        if user.name == _MANUAL and _in_sharding(user, index) != sharding:
+            return True
+    return False
+
+
+def _used_by_constraint(value: Value, excluded: Op | None = None) -> bool:
+    return any(u is not excluded and u.name in (_CONSTRAINT, _MANUAL) for u, _ in value.uses)
+
+
+def _should_apply(value: Value, sharding: TensorSharding) -> bool:
+    if shardable_value(value) is None or get_sharding(value) is not None:
+        return False
+    # Only fully closed constraints apply (parity with GSPMD).
+    if not sharding.is_fully_closed:
+        return False
+    return not _used_by_constraint_with_different_sharding(value, sharding)
+
+
+def _is_edge_target(value: Value) -> bool:
+    producer = value.defining_op
+    if producer is not None and producer.name == "sdy.data_flow_edge":
+        return True
+    return data_flow_edge_for_target(value) is not None
+
+
+def _apply(op: Op, value: Value, sharding: TensorSharding, constraint_after_value) -> None:
+    if not _should_apply(value, sharding):
+        return
+    if not _is_edge_target(value):
+        get_or_create_sharding_rule(op, conservative=False, set_on_op=True)
+        set_sharding(value, sharding)
+        return
+    constraint = constraint_after_value()
+    value.replace_all_uses_with(constraint.results[0], except_op=constraint)
+    if sharding.unreduced_axes:
+        # Unreduced axes do not propagate: they go on the input directly.
+        current = get_sharding(value) or TensorSharding.fully_open(
+            sharding.mesh_or_ref, value.type.rank
+        )
+        set_sharding(
+            value,
+            replace(
+                current,
+                unreduced_axes=sharding.unreduced_axes,
+                reduction_op=sharding.reduction_op,
+            ),
+        )
+
+
+def _tail_of_chain(head: Op) -> Op | None:
+    """The last constraint of a chain of single-use constraints starting at `head`, if any."""
+    value = head.operands[0]
+    producer = value.defining_op
+    if producer is not None and producer.name == _CONSTRAINT:
+        return None
+    if get_sharding(value) is not None or _used_by_constraint(value, excluded=head):
+        return None
+    tail = head
+    while len(tail.results[0].uses) == 1 and tail.results[0].uses[0][0].name == _CONSTRAINT:
+        tail = tail.results[0].uses[0][0]
+    if tail is head or _used_by_constraint(tail.results[0]):
+        return None
+    return tail
+
+
+def _apply_constraint_op(op: Op) -> None:
+    tail = _tail_of_chain(op)
+    if tail is not None:
+
+        def later_in_block(user: Op, _index: int) -> bool:
+            return (
+                user is not op
+                and user.name != "func.return"
+                and user.parent is tail.parent
+                and is_before_in_block(tail, user)
+            )
+
+        replace_uses_if(op.operands[0], tail.results[0], later_in_block)
+    value = op.operands[0]
+
+    def move_after_input() -> Op:
+        insert_after_value(op, value)
+        return op
+
+    _apply(op, value, op.get_attr("sharding"), move_after_input)
+
+
+def _apply_manual_computation(op: Op) -> None:
+    attr = op.get_attr("in_shardings")
+    if not isinstance(attr, TensorShardingPerValue):
+        return
+    for operand, sharding in zip(list(op.operands), attr.shardings, strict=True):
+
+        def new_constraint(operand: Value = operand, sharding: TensorSharding = sharding) -> Op:
+            constraint = Op(
+                _CONSTRAINT,
+                [operand],
+                [operand.type],
+                {"sharding": sharding},
+                location=op.location,
+                loc_text=op.loc_text,
+            )
+            insert_after_value(constraint, operand)
+            return constraint
+
+        _apply(op, operand, sharding, new_constraint)
+
+
+def apply_sharding_constraints(module: Module) -> None:
+    """Apply every constraint / manual-computation in-sharding (walk in MLIR's post-order)."""
+    for op in list(module.op.walk_post_order()):
+        if op.name == _CONSTRAINT:
+            _apply_constraint_op(op)
+        elif op.name == _MANUAL:
+            _apply_manual_computation(op)

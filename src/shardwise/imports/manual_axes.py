@@ -1,0 +1,109 @@
+"""`sdy-manual-axes-cleanup`: canonical manual axes on every ``sdy.manual_computation``.
+
+Shardy's import/manual_axes_cleanup.cc: manual axes are sorted in mesh order, and every
+in/out sharding lists the manual axes it does not use as replicated axes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
+from shardwise.errors import VerifyError
+from shardwise.imports.common import mesh_of
+from shardwise.ir import Module, Op, OpaqueType, Type
+from shardwise.mesh import Mesh
+from shardwise.sharding import ManualAxes, MeshRef, TensorSharding, TensorShardingPerValue
+
+__all__ = ["manual_axes_cleanup", "common_mesh_or_ref"]
+
+
+def common_mesh_or_ref(module: Module, shardings: list[TensorSharding | None]) -> MeshRef | None:
+    """`getCommonMeshOrRef`: the one mesh all shardings use (empty meshes ignored), or None."""
+    mesh_or_ref: MeshRef | None = None
+    mesh: Mesh | None = None
+    for sharding in shardings:
+        if sharding is None:
+            continue
+        other = mesh_of(module, sharding)
+        if mesh is None or mesh.is_empty:
+            mesh, mesh_or_ref = other, sharding.mesh_or_ref
+            continue
+        if other is None or other.is_empty:
+            continue
+        if other != mesh:
+            return None
+    return mesh_or_ref
+
+
+def _shardings(op: Op, key: str) -> list[TensorSharding]:
+    attr = op.get_attr(key)
+    return list(attr.shardings) if isinstance(attr, TensorShardingPerValue) else []
+
+
+def _is_shaped(type_: Type) -> bool:
+    return not isinstance(type_, OpaqueType) or type_.text.startswith(("tensor<", "vector<"))
+
+
+def _with_unused_manual_axes(
+    shardings: list[TensorSharding],
+    types: list[Type],
+    manual: list[AxisRef],
+    mesh_or_ref: MeshRef,
+    mesh: Mesh,
+) -> TensorShardingPerValue | None:
+    result = []
+    modified = False
+    for sharding, type_ in zip(shardings, types, strict=True):
+        unused = axis_set_diff(manual, list(sharding.all_axes()), mesh) if _is_shaped(type_) else []
+        if not unused:
+            result.append(sharding)
+            continue
+        replicated = sort_and_merge_axes(
+            list(sharding.replicated_axes) + unused, mesh, mesh.axis_key
+        )
+        result.append(replace(sharding, mesh_or_ref=mesh_or_ref, replicated_axes=tuple(replicated)))
+        modified = True
+    return TensorShardingPerValue(tuple(result)) if modified else None
+
+
+def _clean_up(module: Module, op: Op) -> None:
+    ins, outs = _shardings(op, "in_shardings"), _shardings(op, "out_shardings")
+    manual_attr = op.get_attr("manual_axes")
+    names = list(manual_attr.axes) if isinstance(manual_attr, ManualAxes) else []
+    if not ins and not outs:
+        body = op.regions[0].entry.ops
+        if names and body and body[0].name != "sdy.return":
+            raise VerifyError(
+                "op has manual_axes when there are no in/out shardings and the body is not "
+                "empty. This isn't allowed at this stage, please contact the Shardy team or "
+                "file a bug.",
+                op.location,
+            )
+        return
+    mesh_or_ref = common_mesh_or_ref(module, [*ins, *outs])
+    mesh = mesh_of(module, ins[0] if ins else outs[0]) if mesh_or_ref is not None else None
+    if mesh_or_ref is not None:
+        mesh = mesh_of(module, TensorSharding(mesh_or_ref))
+    assert mesh is not None, "expected inputs and outputs to have a common mesh"
+    ordered = sorted(names, key=mesh.axis_index)
+    if ordered != names:
+        op.properties["manual_axes"] = ManualAxes(tuple(ordered))
+    manual = [AxisRef(n) for n in ordered]
+    new_ins = _with_unused_manual_axes(
+        ins, [v.type for v in op.operands], manual, mesh_or_ref, mesh
+    )
+    if new_ins is not None:
+        op.properties["in_shardings"] = new_ins
+    new_outs = _with_unused_manual_axes(
+        outs, [v.type for v in op.results], manual, mesh_or_ref, mesh
+    )
+    if new_outs is not None:
+        op.properties["out_shardings"] = new_outs
+
+
+def manual_axes_cleanup(module: Module) -> None:
+    """Sort manual axes by mesh order; add each sharding's unused manual axes as replicated."""
+    for op in list(module.op.walk_post_order()):
+        if op.name == "sdy.manual_computation":
+            _clean_up(module, op)

@@ -1,0 +1,122 @@
+"""Mesh clean-up passes: `sdy-lift-inlined-meshes` and `sdy-remove-size-one-axes`.
+
+Shardy's import/lift_inlined_meshes.cc and import/remove_size_one_axes.cc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shardwise.imports.common import mesh_of, transform_shardings
+from shardwise.ir import Module, Op, RawAttr, SymbolTable, string_attr
+from shardwise.mesh import Mesh
+from shardwise.sharding import DimensionSharding, TensorSharding
+
+__all__ = ["lift_inlined_meshes", "remove_size_one_axes"]
+
+_STABLEHLO_MESH_ATTR = "stablehlo.mesh"
+
+
+def _new_mesh_name(mesh: Mesh) -> str:
+    if mesh.is_maximal:
+        return f"maximal_mesh_{mesh.device_ids[0]}"
+    if mesh.is_empty:
+        return "empty_mesh"
+    return "mesh"
+
+
+def _mesh_op(module: Module, name: str, mesh: Mesh) -> Op:
+    return Op(
+        "sdy.mesh",
+        properties={"mesh": mesh, "sym_name": string_attr(name)},
+        location=module.op.location,
+        loc_text=module.op.loc_text,
+    )
+
+
+def _stablehlo_mesh_dict(mesh: Mesh) -> RawAttr:
+    """The ``stablehlo.mesh`` dictionary mirroring an sdy mesh (axes and device ids)."""
+    axes = ", ".join(
+        "{name = " + str(string_attr(a.name)) + f", size = {a.size} : i64}}" for a in mesh.axes
+    )
+    text = "{axes = [" + axes + "]"
+    if mesh.device_ids:
+        ids = ", ".join(str(d) for d in mesh.device_ids)
+        text += f", device_ids = dense<[{ids}]> : tensor<{len(mesh.device_ids)}xi64>"
+    return RawAttr(text + "}")
+
+
+def lift_inlined_meshes(module: Module) -> None:
+    """Dedup identical ``sdy.mesh`` ops and lift meshes inlined in shardings into symbols.
+
+    Duplicates keep the first name; a lifted mesh is named ``mesh`` / ``maximal_mesh_<id>`` /
+    ``empty_mesh`` (uniqued ``_<k>``) and placed after the last mesh. Every mesh then gets a
+    ``stablehlo.mesh`` attribute if it has none.
+    """
+    table = SymbolTable(module)
+    by_mesh: dict[Mesh, str] = {}
+    by_ref: dict[str, str] = {}
+    last: Op | None = None
+    for op in list(module.top_level_ops("sdy.mesh")):
+        mesh = op.get_attr("mesh")
+        name = module.symbol_name(op) or ""
+        if mesh in by_mesh:
+            by_ref[name] = by_mesh[mesh]
+            table.erase(op)
+        else:
+            by_mesh[mesh] = name
+            last = op
+
+    def lift(sharding: TensorSharding) -> TensorSharding:
+        nonlocal last
+        key = sharding.mesh_or_ref
+        if isinstance(key, str):
+            new_name = by_ref.get(key)
+        else:
+            new_name = by_mesh.get(key)
+            if new_name is None:
+                op = _mesh_op(module, _new_mesh_name(key), key)
+                if last is None:
+                    module.body.insert(0, op)
+                else:
+                    module.body.insert_after(last, op)
+                last = op
+                new_name = by_mesh[key] = table.insert(op)
+        return sharding if new_name is None else replace(sharding, mesh_or_ref=new_name)
+
+    transform_shardings(module, lift)
+    for op in module.top_level_ops("sdy.mesh"):
+        if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(op.get_attr("mesh"), Mesh):
+            op.attributes[_STABLEHLO_MESH_ATTR] = _stablehlo_mesh_dict(op.get_attr("mesh"))
+
+
+def _without_size_one_axes(sharding: TensorSharding, mesh: Mesh) -> TensorSharding:
+    def keep(axes):
+        return tuple(a for a in axes if a.size(mesh) != 1)
+
+    dims = []
+    for d in sharding.dim_shardings:
+        axes = keep(d.axes)
+        # A priority on a closed dim without axes does not verify (it could not matter).
+        priority = None if not axes and d.is_closed else d.priority
+        dims.append(DimensionSharding(axes, d.is_closed, priority))
+    return replace(
+        sharding,
+        dim_shardings=tuple(dims),
+        replicated_axes=keep(sharding.replicated_axes),
+        unreduced_axes=keep(sharding.unreduced_axes),
+    )
+
+
+def remove_size_one_axes(module: Module) -> None:
+    """Drop axes of size 1 from every sharding (dims, replicated, unreduced); meshes keep them."""
+    meshes = [op.get_attr("mesh") for op in module.top_level_ops("sdy.mesh")]
+    if not any(isinstance(m, Mesh) and any(a.size == 1 for a in m.axes) for m in meshes):
+        return
+
+    def transform(sharding: TensorSharding) -> TensorSharding:
+        mesh = mesh_of(module, sharding)
+        assert mesh is not None, f"unknown mesh {sharding.mesh_or_ref}"
+        return _without_size_one_axes(sharding, mesh)
+
+    transform_shardings(module, transform)

@@ -1,0 +1,36 @@
+"""`sdy-import-pipeline`: the import passes in Shardy's order (import/import_pipeline.cc)."""
+
+from __future__ import annotations
+
+from shardwise.imports.calls import propagate_sharding_from_func_to_call
+from shardwise.imports.constants import constant_or_scalar_splitter
+from shardwise.imports.constraints import apply_sharding_constraints
+from shardwise.imports.data_flow_edges import add_data_flow_edges
+from shardwise.imports.manual_axes import manual_axes_cleanup
+from shardwise.imports.meshes import lift_inlined_meshes, remove_size_one_axes
+from shardwise.imports.sharding_groups import sharding_group_import
+from shardwise.imports.symbol_dce import symbol_dce
+from shardwise.ir import Module
+
+__all__ = ["import_pipeline"]
+
+
+def import_pipeline(module: Module, dedup_functions_fully: bool = False) -> None:
+    """Clean-up passes, then data-flow edges; constraints and groups here only when deduping.
+
+    Not done: ``sdy-explicit-gather-scatter-batching`` (off by default, and not exposed by
+    the registered pipeline) and the "before_propagation" module dump.
+    """
+    symbol_dce(module)
+    lift_inlined_meshes(module)
+    remove_size_one_axes(module)
+    propagate_sharding_from_func_to_call(module)
+    constant_or_scalar_splitter(module)
+    symbol_dce(module)
+    manual_axes_cleanup(module)
+    add_data_flow_edges(module)
+    if dedup_functions_fully:
+        apply_sharding_constraints(module)
+        # Groups are imported after the constraints so that conflicts between members with
+        # pre-propagation shardings coming from constraints are seen.
+        sharding_group_import(module)

@@ -1,0 +1,85 @@
+"""`sdy-sharding-group-import`: unify, renumber and dedup ``sdy.sharding_group`` ops.
+
+Shardy's import/sharding_group_import.cc: groups sharing a value are merged (union-find),
+group ids are renumbered 0..N-1 keeping the order of their smallest ids, and a group keeps
+one op per value. Members must have one shape and the same enclosing manual computation.
+"""
+
+from __future__ import annotations
+
+from shardwise.errors import VerifyError
+from shardwise.ir import Module, Op, RawAttr, Value
+from shardwise.propagation.groups import group_id_of
+
+__all__ = ["sharding_group_import"]
+
+
+def _manual_parent(op: Op) -> Op | None:
+    return next((a for a in op.ancestors() if a.name == "sdy.manual_computation"), None)
+
+
+def _collect_and_validate(module: Module) -> dict[Value, list[Op]]:
+    by_value: dict[Value, list[Op]] = {}
+    manual_of: dict[int, Op | None] = {}
+    shape_of: dict[int, tuple] = {}
+    for op in module.op.walk_post_order():
+        if op.name != "sdy.sharding_group":
+            continue
+        value = op.operands[0]
+        by_value.setdefault(value, []).append(op)
+        group = group_id_of(op)
+        parent = manual_of.setdefault(group, _manual_parent(op))
+        if parent is not _manual_parent(op):
+            raise VerifyError(
+                "ShardingGroupOps values cannot cross ManualComputationOp boundaries for "
+                f"groupId: {group}",
+                op.location,
+            )
+        shape = getattr(value.type, "shape", ())
+        if shape_of.setdefault(group, shape) != shape:
+            raise VerifyError(
+                f"ShardingGroupOps values must have the same shape for groupId: {group}",
+                op.location,
+            )
+    return by_value
+
+
+def _find(parent: dict[int, int], x: int) -> int:
+    parent.setdefault(x, x)
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+def _union(parent: dict[int, int], a: int, b: int) -> None:
+    ra, rb = _find(parent, a), _find(parent, b)
+    if ra != rb:
+        parent[max(ra, rb)] = min(ra, rb)  # the leader is the smallest id
+
+
+def sharding_group_import(module: Module) -> None:
+    """Merge groups that share a value, renumber them densely, drop duplicate members."""
+    by_value = _collect_and_validate(module)
+    if not by_value:
+        return
+    parent: dict[int, int] = {}
+    for ops in by_value.values():
+        canonical = group_id_of(ops[0])
+        for op in ops:
+            _union(parent, canonical, group_id_of(op))
+    leaders = sorted({_find(parent, g) for g in parent})
+    reindex = {leader: i for i, leader in enumerate(leaders)}
+    groups: list[list[Op]] = [[] for _ in leaders]
+    for ops in by_value.values():
+        for op in ops:
+            new_id = reindex[_find(parent, group_id_of(op))]
+            op.properties["group_id"] = RawAttr(f"{new_id} : i64")
+            groups[new_id].append(op)
+    for members in groups:
+        seen: set[Value] = set()
+        for op in members:
+            if op.operands[0] in seen:
+                op.erase()
+            else:
+                seen.add(op.operands[0])

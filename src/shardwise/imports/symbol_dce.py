@@ -1,0 +1,55 @@
+"""`symbol-dce` (upstream MLIR `SymbolDCE`): erase private symbols nothing live refers to.
+
+A top-level symbol is live if it is not private (``sdy.mesh`` ops are public, so they always
+stay) or if a live op, or an op nested in one, names it in an attribute (``callee``,
+``called_computations``, a sharding's ``@mesh``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+
+from shardwise.ir import Module, Op, string_attr_value
+
+__all__ = ["symbol_dce"]
+
+# A string literal (skipped: '@' inside strings is not a reference) or an ``@symbol``.
+_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
+
+
+def _referenced_names(op: Op) -> set[str]:
+    names: set[str] = set()
+    for nested in op.walk():
+        for attrs in (nested.properties, nested.attributes):
+            for key, value in attrs.items():
+                if key == "sym_name":
+                    continue
+                for m in _REF_RE.finditer(str(value)):
+                    if m.group(1) is not None:
+                        names.add(string_attr_value(m.group(1)))
+    return names
+
+
+def _is_private(op: Op) -> bool:
+    visibility = op.get_attr("sym_visibility")
+    return visibility is not None and string_attr_value(visibility) == "private"
+
+
+def symbol_dce(module: Module) -> None:
+    """Erase every private top-level symbol that no live op references (transitively)."""
+    symbols = {}
+    for op in module.body.ops:
+        name = module.symbol_name(op)
+        if name is not None:
+            symbols[name] = op
+    live = {id(op) for op in module.body.ops if not _is_private(op)}
+    worklist = [op for op in module.body.ops if id(op) in live]
+    while worklist:
+        for name in _referenced_names(worklist.pop()):
+            target = symbols.get(name)
+            if target is not None and id(target) not in live:
+                live.add(id(target))
+                worklist.append(target)
+    for op in list(module.body.ops):
+        if id(op) not in live:
+            op.erase()
