@@ -1,0 +1,180 @@
+"""The rule registry: names, dispatch, no-rule ops, warnings, existing rules, populate."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from shardwise.errors import RuleError
+from shardwise.ir import SHARDING_RULE_ATTR, Block, Module, Op, RawAttr, Region, TensorType
+from shardwise.rules import registry
+from shardwise.rules.ops import custom_call, elementwise
+from shardwise.rules.populate import populate_op_sharding_rules
+from shardwise.rules.registry import (
+    NO_RULE_OPS,
+    UnknownOpWarning,
+    create_op_sharding_rule,
+    get_or_create_sharding_rule,
+    register,
+    registered_ops,
+)
+from shardwise.rules.rule import OpShardingRule
+
+T = TensorType((8, 4), "f32")
+
+
+def make_op(name: str, n_operands: int = 1, n_results: int = 1, **attrs: str) -> Op:
+    op = Op(
+        name, result_types=[T] * n_results, properties={k: RawAttr(v) for k, v in attrs.items()}
+    )
+    for _ in range(n_operands):
+        op.add_operand(Block([T]).args[0])
+    return op
+
+
+def in_func(*ops: Op) -> Module:
+    """A module with one func.func whose body is `ops` plus a func.return."""
+    body = Block([T])
+    for op in ops:
+        body.append(op)
+    body.append(Op("func.return"))
+    func = Op("func.func", regions=[Region([body])], properties={"sym_name": RawAttr('"f"')})
+    top = Block()
+    top.append(func)
+    return Module(Op("builtin.module", regions=[Region([top])]))
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings():
+    registry.reset_unknown_op_warnings()
+    yield
+    registry.reset_unknown_op_warnings()
+
+
+@pytest.mark.parametrize(
+    "names",
+    [elementwise.POINTWISE_OPS, sorted(NO_RULE_OPS), registered_ops()],
+    ids=["pointwise", "no_rule", "registered"],
+)
+def test_op_name_lists_are_sorted_and_unique(names) -> None:
+    assert list(names) == sorted(set(names))
+
+
+def test_custom_call_target_lists_are_disjoint() -> None:
+    assert not custom_call.NO_RULE_TARGETS & custom_call.POINTWISE_TARGETS
+
+
+def test_no_rule_ops_are_not_registered() -> None:
+    assert not set(registered_ops()) & NO_RULE_OPS
+
+
+def test_every_op_of_shardys_switch_is_registered() -> None:
+    expected = {
+        "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.batch_norm_inference",
+        "stablehlo.bitcast_convert", "stablehlo.broadcast_in_dim", "stablehlo.cholesky",
+        "stablehlo.clamp", "stablehlo.concatenate", "stablehlo.convolution",
+        "stablehlo.custom_call", "stablehlo.dot", "stablehlo.dot_general",
+        "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice", "stablehlo.fft",
+        "stablehlo.gather", "stablehlo.pad", "stablehlo.reduce", "stablehlo.reduce_scatter",
+        "stablehlo.reduce_window", "stablehlo.reshape", "stablehlo.reverse",
+        "stablehlo.rng_bit_generator", "stablehlo.scatter", "stablehlo.select",
+        "stablehlo.select_and_scatter", "stablehlo.slice", "stablehlo.sort",
+        "stablehlo.transpose", "stablehlo.triangular_solve",
+    }  # fmt: skip
+    assert expected | set(elementwise.POINTWISE_OPS) == set(registered_ops())
+
+
+def test_registering_twice_raises() -> None:
+    with pytest.raises(ValueError, match="already has a sharding rule"):
+        register("stablehlo.add")(lambda op, conservative: None)
+
+
+def test_registering_a_no_rule_op_raises() -> None:
+    with pytest.raises(ValueError, match="NO_RULE_OPS"):
+        register("stablehlo.constant")(lambda op, conservative: None)
+
+
+@pytest.mark.parametrize(
+    "name", ["stablehlo.constant", "stablehlo.while", "func.call", "sdy.reshard"]
+)
+def test_no_rule_ops_get_no_rule_silently(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert create_op_sharding_rule(make_op(name)) is None
+
+
+def test_terminator_gets_no_rule_silently() -> None:
+    ret = Op("stablehlo.return")
+    ret.add_operand(Block([T]).args[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert create_op_sharding_rule(ret) is None
+
+
+def test_unknown_op_warns_once_per_process_with_shardys_wording() -> None:
+    with pytest.warns(
+        UnknownOpWarning, match="^op 'stablehlo.map' is unknown to SDY sharding rule registry$"
+    ):
+        assert create_op_sharding_rule(make_op("stablehlo.map")) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert create_op_sharding_rule(make_op("stablehlo.composite")) is None
+
+
+def test_unknown_custom_call_warns_once_and_silent_targets_never() -> None:
+    silent = make_op("stablehlo.custom_call", call_target_name='"tpu_custom_call"')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert create_op_sharding_rule(silent) is None
+    unknown = make_op("stablehlo.custom_call", call_target_name='"foo"')
+    with pytest.warns(
+        UnknownOpWarning, match="^custom call @foo is unknown to SDY sharding rule registry$"
+    ):
+        assert create_op_sharding_rule(unknown) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert create_op_sharding_rule(unknown) is None
+
+
+def test_missing_attribute_is_a_rule_error() -> None:
+    with pytest.raises(
+        RuleError, match="'stablehlo.transpose' op requires attribute 'permutation'"
+    ):
+        create_op_sharding_rule(make_op("stablehlo.transpose"))
+
+
+def test_created_rule_is_stored_unless_asked_not_to() -> None:
+    op = make_op("stablehlo.tanh")
+    rule = get_or_create_sharding_rule(op, set_on_op=False)
+    assert SHARDING_RULE_ATTR not in op.attributes
+    assert get_or_create_sharding_rule(op) == rule
+    assert op.attributes[SHARDING_RULE_ATTR] == rule
+
+
+def test_existing_rule_wins() -> None:
+    custom = OpShardingRule((8, 4), (((0,), (1,)),), (((0,), (1,)),), is_custom_rule=True)
+    op = make_op("stablehlo.tanh")
+    op.attributes[SHARDING_RULE_ATTR] = custom
+    assert get_or_create_sharding_rule(op) is custom
+
+
+def test_existing_raw_rule_is_parsed() -> None:
+    text = "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4} need_replication={j}, custom>"
+    op = make_op("stablehlo.tanh")
+    op.attributes[SHARDING_RULE_ATTR] = RawAttr(text)
+    assert str(get_or_create_sharding_rule(op)) == text
+
+
+def test_populate_sets_rules_on_ops_with_rules_only() -> None:
+    tanh, const = make_op("stablehlo.tanh"), make_op("stablehlo.constant", n_operands=0)
+    module = populate_op_sharding_rules(in_func(tanh, const))
+    assert str(tanh.attributes[SHARDING_RULE_ATTR]) == (
+        "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4}>"
+    )
+    assert SHARDING_RULE_ATTR not in const.attributes
+    assert all(
+        SHARDING_RULE_ATTR not in op.attributes
+        for op in module.walk()
+        if op.name.startswith(("func", "builtin"))
+    )
