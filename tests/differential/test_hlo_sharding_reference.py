@@ -15,17 +15,17 @@ Every case also checks the import: `from_hlo_sharding` of XLA's text exports bac
 
 from __future__ import annotations
 
-import math
 import random
 import re
 
 import pytest
 
-from shardwise.axis import AxisRef, SubAxisInfo
+from shardwise.axis import AxisRef
 from shardwise.export.hlo_sharding import from_hlo_sharding, to_hlo_sharding
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.sharding import DimensionSharding, TensorSharding
 from shardwise.syntax import parse_mesh, parse_tensor_sharding
+from tests.property.test_hlo_tiles import random_mesh, random_sharding
 
 jax = pytest.importorskip("jax")
 
@@ -177,85 +177,13 @@ def test_pinned_xla_texts(mesh_key: str, body: str, expected: str) -> None:
 
 # -- random cases: meshes of 1-4 axes, sub-axes, device orders, up to 64 devices ---------------
 
-_SIZES = (1, 2, 2, 3, 4, 4, 6, 8)
-
-
-def _random_mesh(rng: random.Random) -> Mesh:
-    while True:
-        sizes = [rng.choice(_SIZES) for _ in range(rng.randint(1, 4))]
-        if math.prod(sizes) <= 64:
-            break
-    axes = tuple(MeshAxis(n, s) for n, s in zip("abcd", sizes, strict=False))
-    total = math.prod(sizes)
-    ids: tuple[int, ...] = ()
-    if total > 1 and rng.random() < 0.3:
-        order = list(range(total))
-        while order == sorted(order):
-            rng.shuffle(order)
-        ids = tuple(order)
-    return Mesh(axes, ids)
-
-
-def _factor_chain(size: int, rng: random.Random) -> list[int]:
-    """Split `size` into a random list of factors > 1, major first."""
-    factors = []
-    while size > 1:
-        options = [f for f in range(2, size + 1) if size % f == 0]
-        f = rng.choice(options)
-        factors.append(f)
-        size //= f
-    return factors
-
-
-def _pieces(mesh: Mesh, rng: random.Random) -> list[AxisRef]:
-    pieces = []
-    for axis in mesh.axes:
-        chain = _factor_chain(axis.size, rng) if rng.random() < 0.5 else [axis.size]
-        if len(chain) <= 1:
-            if axis.size > 1:
-                pieces.append(AxisRef(axis.name))
-            continue
-        pre = 1
-        for f in chain:
-            pieces.append(AxisRef(axis.name, SubAxisInfo(pre, f)))
-            pre *= f
-    return pieces
-
-
-def _merge_into(axes: list[AxisRef], axis: AxisRef, mesh: Mesh) -> None:
-    if axes and axes[-1].can_merge(axis):
-        axes[-1] = axes[-1].merge(axis, mesh)
-    else:
-        axes.append(axis)
-
-
-def random_sharding(mesh: Mesh, rng: random.Random) -> TensorSharding:
-    """A valid sdy sharding: each piece of a random split goes to a dim, unreduced or nowhere."""
-    rank = rng.randint(0, 3)
-    dims: list[list[AxisRef]] = [[] for _ in range(rank)]
-    unreduced: list[AxisRef] = []
-    pieces = _pieces(mesh, rng)
-    rng.shuffle(pieces)
-    for piece in pieces:
-        slot = rng.randint(-2, rank - 1)
-        if slot >= 0:
-            _merge_into(dims[slot], piece, mesh)
-        elif slot == -1 and rng.random() < 0.4:
-            unreduced.append(piece)
-    merged: list[AxisRef] = []
-    for axis in sorted(unreduced, key=mesh.axis_key):
-        _merge_into(merged, axis, mesh)
-    return TensorSharding(
-        "m", tuple(DimensionSharding(tuple(d)) for d in dims), unreduced_axes=tuple(merged)
-    )
-
 
 @pytest.mark.parametrize("seed", range(3))
 def test_random_shardings_match_xla(seed: int) -> None:
     rng = random.Random(seed)
     cases = []
     for _ in range(40):
-        mesh = _random_mesh(rng)
+        mesh = random_mesh(rng)
         cases.extend((mesh, random_sharding(mesh, rng)) for _ in range(8))
     _check_all(cases)
 
@@ -342,6 +270,6 @@ def test_xla_parses_our_texts_unchanged() -> None:
 
     rng = random.Random(7)
     for _ in range(200):
-        mesh = _random_mesh(rng)
+        mesh = random_mesh(rng)
         text = to_hlo_sharding(random_sharding(mesh, rng), mesh)
         assert str(xc.HloSharding.from_string(text)) == text

@@ -374,7 +374,7 @@ def _import_tiles(
         hlo.tiles.dims, [position[d] for d in flat], bool(kinds) and kinds[-1] == REPLICATED
     )
     axes = [[a for level in dim for a in level_axes(level, mesh)] for dim in levels]
-    dims = tuple(DimensionSharding(_merged(dim, mesh)) for dim in axes[:rank])
+    dims = tuple(DimensionSharding(tuple(_merged(dim, mesh))) for dim in axes[:rank])
     unreduced: tuple[AxisRef, ...] = ()
     for kind, group in zip(kinds, axes[rank:], strict=True):
         if kind == UNREDUCED:
