@@ -64,6 +64,7 @@ _MANUAL_COMPUTATION = "sdy.manual_computation"
 
 
 def _fail(message: str, location: Location, notes: Sequence[str] = ()) -> VerifyError:
+    """A `VerifyError`; types in messages are quoted ``'tensor<8xf32>'`` as MLIR prints them."""
     return VerifyError(message, location, tuple(notes))
 
 
@@ -141,16 +142,16 @@ def _shape_for_sharding(sharding: TensorSharding, type: Type | None, location: L
     if isinstance(type, OpaqueType) and type.text.startswith("tuple<"):
         elements = split_top_level(type.text[len("tuple<") : -1])
         if len(elements) != 1:
-            raise _fail(f"ops can only have a sharding for a tuple of size 1: {type}", location)
+            raise _fail(f"ops can only have a sharding for a tuple of size 1: '{type}'", location)
         type = parse_type(elements[0])
     if isinstance(type, OpaqueType) and type.text.startswith("vector<"):
         type = parse_type("tensor<" + type.text[len("vector<") :])
     if isinstance(type, OpaqueType) and type.text.startswith("tensor<*"):
-        raise _fail(f"only ranked tensors can have a sharding. type: {type}", location)
+        raise _fail(f"only ranked tensors can have a sharding. type: '{type}'", location)
     if isinstance(type, TensorType):
         return type.shape
     if sharding.rank != 0 or sharding.replicated_axes or sharding.unreduced_axes:
-        shown = "<<NULL TYPE>>" if type is None else str(type)
+        shown = "<<NULL TYPE>>" if type is None else f"'{type}'"
         raise _fail(
             "non-shaped tensors can only have a sharding with rank 0 and no replicated or "
             f"unreduced axes. type: {shown}, sharding: {sharding}",
@@ -399,7 +400,7 @@ def _verify_tensor_mapping(
     rule: OpShardingRule, type: Type, mapping: Sequence[Sequence[int]], location: Location
 ) -> set[int]:
     if not isinstance(type, TensorType) or not type.is_static:
-        raise _fail(f"expected a ranked tensor with a static shape. type: {type}", location)
+        raise _fail(f"expected a ranked tensor with a static shape. type: '{type}'", location)
     if len(mapping) != type.rank:
         raise _fail(f"mapping rank must match: {len(mapping)} != {type.rank}", location)
     used: set[int] = set()
@@ -521,7 +522,7 @@ def _verify_manual_values(
         if expected != local_type:
             raise _fail(
                 f"{kind} shape, corresponding sharding, and region {kind} shape at index {index} "
-                f"must match. Expected local shape {expected}, actual local shape {local_type}",
+                f"must match. Expected local shape '{expected}', actual local shape '{local_type}'",
                 location,
             )
 

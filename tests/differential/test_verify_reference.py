@@ -1,0 +1,509 @@
+"""Differential test of `shardwise.verify` against Shardy's verifier (jaxlib's reference).
+
+For every input module the reference (`run_pass(text, None)`, which parses and verifies) and
+`verify_module` must give the same verdict; for rejected inputs our message must equal the
+reference's diagnostic text (its location prefix removed).
+
+Our loader parses through the reference, so an invalid module cannot be loaded as is. Each
+invalid case is therefore loaded in a masked form and then restored in our IR:
+- discardable ``sdy.sharding`` / ``sdy.sharding_rule`` are written as ``zz.sharding`` /
+  ``zz.sharding_rule`` (names no verifier looks at) and renamed back after loading;
+- an inherent attribute (a mesh body, a constraint's sharding, a manual computation's
+  shardings) is written ``⟪invalid‖filler⟫``: the reference sees `invalid`, the loader sees the
+  valid `filler`, whose value in our IR is then replaced by the parsed `invalid`.
+The result is the IR the invalid text describes, built without the reference's verifier -
+exactly the situation of a value built in Python.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from shardwise.errors import ParseError, VerifyError
+from shardwise.io.mlir import load_text
+from shardwise.io.reference import ReferenceError, run_pass
+from shardwise.ir import Module
+from shardwise.mesh import Mesh
+from shardwise.sharding import ManualAxes, TensorSharding, TensorShardingPerValue
+from shardwise.syntax import (
+    parse_manual_axes,
+    parse_mesh,
+    parse_sharding_per_value,
+    parse_tensor_sharding,
+)
+from shardwise.verify import verify_module
+
+PRELUDE = """\
+sdy.mesh @mesh = <["a"=8, "b"=2, "c"=4]>
+sdy.mesh @maximal = <[], device_ids=[1]>
+sdy.mesh @empty = <[]>
+"""
+
+T = "tensor<8x8xf32>"
+
+
+def arg(sharding: str, type: str = T) -> str:
+    """A func whose argument 0 carries `sharding`."""
+    return (
+        f"func.func @main(%arg0: {type} {{sdy.sharding = {sharding}}}) -> {type} {{\n"
+        f"  return %arg0 : {type}\n}}"
+    )
+
+
+def result(sharding: str, type: str = T) -> str:
+    return (
+        f"func.func @main(%arg0: {type}) -> ({type} {{sdy.sharding = {sharding}}}) {{\n"
+        f"  return %arg0 : {type}\n}}"
+    )
+
+
+def op(attrs: str, results: str = T, operands: str = T) -> str:
+    """A custom_call on `operands` (comma-separated types) with discardable `attrs`."""
+    types = [t.strip() for t in re.split(r",(?![^<]*>)", operands)] if operands else []
+    params = ", ".join(f"%p{i}: {t}" for i, t in enumerate(types))
+    args = ", ".join(f"%p{i}" for i in range(len(types)))
+    count = len(re.split(r",(?![^<]*>)", results)) if results else 0
+    name = "" if count == 0 else "%0 = " if count == 1 else f"%0:{count} = "
+    return (
+        f"func.func @main({params}) {{\n"
+        f"  {name}stablehlo.custom_call @foo({args}) {{{attrs}}} : ({operands}) -> ({results})\n"
+        "  return\n}"
+    )
+
+
+def manual(
+    in_shardings: str,
+    out_shardings: str,
+    axes: str,
+    local: str,
+    body: str = "",
+    global_type: str = T,
+) -> str:
+    ret = body or f"sdy.return %x : {local}"
+    return (
+        f"func.func @main(%arg0: {global_type}) -> {global_type} {{\n"
+        f"  %0 = sdy.manual_computation(%arg0) in_shardings=[{in_shardings}] "
+        f"out_shardings=[{out_shardings}] manual_axes={{{axes}}} (%x: {local}) {{\n"
+        f"    {ret}\n"
+        f"  }} : ({global_type}) -> {global_type}\n"
+        f"  return %0 : {global_type}\n}}"
+    )
+
+
+INVALID: list[tuple[str, str]] = [
+    # -- tensor shardings on a func argument / result ----------------------------------------
+    ("unknown-mesh", arg("#sdy.sharding<@other, [{}, {}]>")),
+    ("unknown-mesh-quoted", arg('#sdy.sharding<@"odd-1", [{}, {}]>')),
+    ("unknown-axis", arg('#sdy.sharding<@mesh, [{"d"}, {}]>')),
+    ("unknown-axis-replicated", arg('#sdy.sharding<@mesh, [{}, {}], replicated={"z"}>')),
+    ("rank-too-small", arg('#sdy.sharding<@mesh, [{"a"}]>')),
+    ("rank-too-big", arg("#sdy.sharding<@mesh, [{}, {}, {}]>")),
+    ("duplicate-in-dim", arg('#sdy.sharding<@mesh, [{"a", "a"}, {}]>')),
+    ("duplicate-across-dims", arg('#sdy.sharding<@mesh, [{"b"}, {"b"}]>')),
+    ("duplicate-dim-replicated", arg('#sdy.sharding<@mesh, [{"c"}, {}], replicated={"c"}>')),
+    ("duplicate-sub-axis", arg('#sdy.sharding<@mesh, [{"a":(2)2}, {"a":(2)2}]>')),
+    ("replicated-unsorted", arg('#sdy.sharding<@mesh, [{}, {}], replicated={"c", "b"}>')),
+    ("unreduced-unsorted", arg('#sdy.sharding<@mesh, [{}, {}], unreduced={"b", "a"}>')),
+    (
+        "replicated-sub-axes-unsorted",
+        arg('#sdy.sharding<@mesh, [{}, {}], replicated={"a":(4)2, "a":(1)2}>'),
+    ),
+    ("mergeable-sub-axes", arg('#sdy.sharding<@mesh, [{"a":(1)2, "a":(2)4}, {}]>')),
+    (
+        "mergeable-in-replicated",
+        arg('#sdy.sharding<@mesh, [{}, {}], replicated={"a":(1)2, "a":(2)2}>'),
+    ),
+    ("pre-size-zero", arg('#sdy.sharding<@mesh, [{"a":(0)2}, {}]>')),
+    ("pre-size-negative", arg('#sdy.sharding<@mesh, [{"a":(-1)2}, {}]>')),
+    ("sub-axis-size-one", arg('#sdy.sharding<@mesh, [{"a":(2)1}, {}]>')),
+    ("next-pre-size-not-dividing", arg('#sdy.sharding<@mesh, [{"a":(3)2}, {}]>')),
+    ("sub-axis-beyond-axis", arg('#sdy.sharding<@mesh, [{"a":(4)4}, {}]>')),
+    ("sub-axis-is-full-axis", arg('#sdy.sharding<@mesh, [{"a":(1)8}, {}]>')),
+    ("overlapping-sub-axes", arg('#sdy.sharding<@mesh, [{"a":(1)4}, {"a":(2)4}]>')),
+    ("overlap-dim-unreduced", arg('#sdy.sharding<@mesh, [{"c":(1)2}, {}], unreduced={"c":(1)4}>')),
+    ("full-and-sub-axis", arg('#sdy.sharding<@mesh, [{"a"}, {"a":(1)2}]>')),
+    (
+        "full-in-replicated-sub-in-dim",
+        arg('#sdy.sharding<@mesh, [{"a":(2)2}, {}], replicated={"a"}>'),
+    ),
+    ("priority-closed-empty", arg('#sdy.sharding<@mesh, [{}p1, {"a"}]>')),
+    ("priority-closed-empty-dim1", arg('#sdy.sharding<@mesh, [{"a"}, {}p0]>')),
+    ("maximal-with-dims", arg("#sdy.sharding<@maximal, [{}, {}]>")),
+    ("maximal-inline-with-dims", arg("#sdy.sharding<mesh<[], device_ids=[3]>, [{}, {}]>")),
+    ("non-shaped-rank", arg("#sdy.sharding<@mesh, [{}]>", "!stablehlo.token")),
+    (
+        "non-shaped-replicated",
+        arg('#sdy.sharding<@mesh, [], replicated={"a"}>', "!stablehlo.token"),
+    ),
+    ("tuple-of-two", arg("#sdy.sharding<@mesh, [{}]>", "tuple<tensor<8xf32>, tensor<8xf32>>")),
+    ("tuple-of-one-rank", arg("#sdy.sharding<@mesh, [{}, {}]>", "tuple<tensor<8xf32>>")),
+    ("unranked", arg("#sdy.sharding<@mesh, []>", "tensor<*xf32>")),
+    ("func-result-unknown-axis", result('#sdy.sharding<@mesh, [{"q"}, {}]>')),
+    ("func-arg-not-a-sharding", arg("1 : i32")),
+    ("inline-mesh-unknown-axis", arg('#sdy.sharding<mesh<["x"=2]>, [{"a"}, {}]>')),
+    # -- per-value shardings on op results ----------------------------------------------------
+    (
+        "per-value-count",
+        op("sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>, <@mesh, [{}, {}]>]>"),
+    ),
+    (
+        "per-value-single-result",
+        op('sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"d"}, {}]>]>'),
+    ),
+    (
+        "per-value-second-result",
+        op(
+            'sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>, <@mesh, [{"a"}]>]>',
+            f"{T}, {T}",
+        ),
+    ),
+    ("per-value-not-a-list", op("sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>")),
+    (
+        "per-value-no-results-sharded",
+        op('sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}]>]>', ""),
+    ),
+    (
+        "per-value-no-results-maximal",
+        op("sdy.sharding = #sdy.sharding_per_value<[<@maximal, [{}]>]>", ""),
+    ),
+    (
+        "per-value-no-results-rank",
+        op("sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>", ""),
+    ),
+    # -- sharding constraint / reshard (inherent attribute) -----------------------------------
+    (
+        "constraint-unknown-axis",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.sharding_constraint %arg0 ⟪<@mesh, [{"e"}]>‖<@mesh, [{"b", ?}]>⟫ : tensor<8xf32>\n'
+        "  return %0 : tensor<8xf32>\n}",
+    ),
+    (
+        "reshard-rank",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.reshard %arg0 ⟪<@mesh, [{"a"}, {}]>‖<@mesh, [{"b"}]>⟫ : tensor<8xf32>\n'
+        "  return %0 : tensor<8xf32>\n}",
+    ),
+    # -- manual computations ------------------------------------------------------------------
+    (
+        "manual-axis-used-inside",
+        manual(
+            '<@mesh, [{"a"}, {}]>',
+            '<@mesh, [{"a"}, {}]>',
+            '"a"',
+            "tensor<1x8xf32>",
+            '%1 = stablehlo.negate %x {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"a"}]>]>}'
+            " : tensor<1x8xf32>\n    sdy.return %1 : tensor<1x8xf32>",
+        ),
+    ),
+    (
+        "manual-after-free",
+        manual(
+            '⟪<@mesh, [{"b", "c"}, {}]>‖<@mesh, [{"c", "b"}, {}]>⟫',
+            '<@mesh, [{"c", "b"}, {}]>',
+            '"c"',
+            "tensor<2x8xf32>",
+        ),
+    ),
+    (
+        "manual-local-shape",
+        manual(
+            '⟪<@mesh, [{"c"}, {}]>‖<@mesh, [{"b"}, {}]>⟫',
+            '<@mesh, [{"b"}, {}]>',
+            '"b"',
+            "tensor<4x8xf32>",
+        ),
+    ),
+    (
+        "manual-not-divisible",
+        manual(
+            '⟪<@mesh, [{"c"}]>‖<@mesh, [{"b"}]>⟫',
+            '<@mesh, [{"b"}]>',
+            '"b"',
+            "tensor<3xf32>",
+            global_type="tensor<6xf32>",
+        ),
+    ),
+    (
+        "manual-unknown-axis",
+        manual('<@mesh, [{"b"}, {}]>', '<@mesh, [{"b"}, {}]>', '⟪"b", "x"‖"b"⟫', "tensor<4x8xf32>"),
+    ),
+    (
+        "manual-in-sharding-unknown-axis",
+        manual('⟪<@mesh, [{"w"}, {}]>‖<@mesh, [{}, {}]>⟫', "<@mesh, [{}, {}]>", "", T),
+    ),
+    (
+        "manual-per-value-count",
+        manual(
+            "⟪<@mesh, [{}, {}]>, <@mesh, [{}, {}]>‖<@mesh, [{}, {}]>⟫", "<@mesh, [{}, {}]>", "", T
+        ),
+    ),
+    # -- op sharding rules --------------------------------------------------------------------
+    (
+        "rule-operand-count",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=8}>"),
+    ),
+    (
+        "rule-result-count",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j], [i, j]) {i=8, j=8}>"),
+    ),
+    ("rule-rank", op("sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i, j]) {i=8, j=8}>")),
+    (
+        "rule-factor-out-of-range",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, k])->([i, j]) {i=8, j=8}>"),
+    ),
+    (
+        "rule-factor-reuse",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, i])->([i, j]) {i=8, j=8}>"),
+    ),
+    (
+        "rule-size-one-in-compound",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, jk])->([i, jk]) {i=8, j=8, k=1}>"),
+    ),
+    (
+        "rule-unused-factor",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8, k=3}>"),
+    ),
+    (
+        "rule-reduction-unsorted",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8} permutation={j, i}>"
+        ),
+    ),
+    (
+        "rule-reduction-duplicate",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8} need_replication={i, i}>"
+        ),
+    ),
+    (
+        "rule-index-too-big",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8} permutation={m}>"
+        ),
+    ),
+    (
+        "rule-two-kinds",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8} need_replication={i} permutation={i}>"
+        ),
+    ),
+    (
+        "rule-reduction-in-result",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8} reduction={j}>"
+        ),
+    ),
+    (
+        "rule-blocked-unsorted",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8} blocked_propagation={j, i}>"
+        ),
+    ),
+    (
+        "rule-dynamic-operand",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}>",
+            "tensor<8xf32>",
+            "tensor<?xf32>",
+        ),
+    ),
+    (
+        "rule-second-operand-rank",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i])->([i, j]) {i=8, j=8}>",
+            T,
+            f"{T}, {T}",
+        ),
+    ),
+    ("rule-not-a-rule", op("sdy.sharding_rule = #sdy.sharding<@mesh, [{}, {}]>")),
+    # -- meshes (attribute-level: no op prefix) -----------------------------------------------
+    ("mesh-axis-size-zero", 'sdy.mesh @m2 = ⟪<["x"=0]>‖<["x"=1]>⟫'),
+    ("mesh-duplicate-axis", 'sdy.mesh @m2 = ⟪<["x"=2, "x"=2]>‖<["x"=2, "y"=2]>⟫'),
+    (
+        "mesh-device-count",
+        'sdy.mesh @m2 = ⟪<["x"=2], device_ids=[1, 0, 2]>‖<["x"=2], device_ids=[1, 0]>⟫',
+    ),
+    (
+        "mesh-not-permutation",
+        'sdy.mesh @m2 = ⟪<["x"=3], device_ids=[0, 2, 3]>‖<["x"=3], device_ids=[2, 1, 0]>⟫',
+    ),
+    ("mesh-negative-id", "sdy.mesh @m2 = ⟪<[], device_ids=[-2]>‖<[], device_ids=[2]>⟫"),
+    ("mesh-empty-two-ids", "sdy.mesh @m2 = ⟪<[], device_ids=[0, 1]>‖<[], device_ids=[0]>⟫"),
+]
+
+VALID: list[tuple[str, str]] = [
+    ("open-and-priorities", arg('#sdy.sharding<@mesh, [{"a", ?}p0, {?}p3]>')),
+    (
+        "sub-axes",
+        arg('#sdy.sharding<@mesh, [{"a":(1)2, "c"}, {"a":(4)2}], replicated={"a":(2)2, "b"}>'),
+    ),
+    ("non-adjacent-sub-axes", arg('#sdy.sharding<@mesh, [{"a":(1)2, "b", "a":(2)2}, {}]>')),
+    ("sub-axes-unmergeable-order", arg('#sdy.sharding<@mesh, [{"a":(2)2, "a":(1)2}, {}]>')),
+    ("unreduced", arg('#sdy.sharding<@mesh, [{"b"}, {}], replicated={"a"}, unreduced={"c"}>')),
+    (
+        "replicated-sorted",
+        arg('#sdy.sharding<@mesh, [{}, {}], replicated={"a":(1)2, "a":(4)2, "c"}>'),
+    ),
+    ("non-divisible", arg('#sdy.sharding<@mesh, [{"a", "b", "c"}, {}]>', "tensor<3x5xf32>")),
+    ("dynamic-dim", arg('#sdy.sharding<@mesh, [{"a"}, {}]>', "tensor<?x8xf32>")),
+    ("scalar", arg("#sdy.sharding<@mesh, []>", "tensor<f32>")),
+    ("maximal", arg("#sdy.sharding<@maximal, []>")),
+    ("token", arg("#sdy.sharding<@mesh, []>", "!stablehlo.token")),
+    ("tuple-of-one", arg('#sdy.sharding<@mesh, [{"a"}]>', "tuple<tensor<8xf32>>")),
+    (
+        "inline-mesh",
+        arg(
+            '#sdy.sharding<mesh<["x"=2, "y"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>, [{"y":(2)2}, {"x"}]>'
+        ),
+    ),
+    ("empty-mesh", arg("#sdy.sharding<@empty, [{}, {}]>")),
+    ("func-result", result('#sdy.sharding<@mesh, [{}, {"c", "b"}]>')),
+    (
+        "per-value-two",
+        op(
+            'sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, [{}]>]>',
+            f"{T}, tensor<4xf32>",
+        ),
+    ),
+    (
+        "per-value-no-results-replicated",
+        op("sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>", ""),
+    ),
+    (
+        "rule-dot",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=8, k=8} reduction={k}>",
+            T,
+            f"{T}, {T}",
+        ),
+    ),
+    (
+        "rule-all-kinds",
+        op(
+            "sdy.sharding_rule = #sdy.op_sharding_rule<([ij, k])->([ij, l]) {i=2, j=4, k=8, l=8}"
+            " reduction={k} need_replication={l} permutation={i} blocked_propagation={i, k}, custom>",
+            T,
+        ),
+    ),
+    (
+        "rule-size-one-alone",
+        op("sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=1, j=8}>"),
+    ),
+    (
+        "constraint",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a", ?}]> : tensor<8xf32>\n'
+        '  %1 = sdy.reshard %0 <@mesh, [{"c":(2)2}]> : tensor<8xf32>\n'
+        "  return %1 : tensor<8xf32>\n}",
+    ),
+    (
+        "manual",
+        manual('<@mesh, [{"b", "c"}, {}]>', '<@mesh, [{"b", "a"}, {}]>', '"b"', "tensor<4x8xf32>"),
+    ),
+    ("manual-no-axes", manual('<@mesh, [{"a"}, {}]>', "<@mesh, [{}, {}]>", "", T)),
+    (
+        "manual-nested",
+        manual(
+            '<@mesh, [{"a"}, {}]>',
+            '<@mesh, [{"a"}, {}]>',
+            '"a"',
+            "tensor<1x8xf32>",
+            '%1 = sdy.manual_computation(%x) in_shardings=[<@mesh, [{}, {"b"}]>] '
+            'out_shardings=[<@mesh, [{}, {"b"}]>] manual_axes={"b"} (%y: tensor<1x4xf32>) {\n'
+            "      sdy.return %y : tensor<1x4xf32>\n"
+            "    } : (tensor<1x8xf32>) -> tensor<1x8xf32>\n"
+            "    sdy.return %1 : tensor<1x8xf32>",
+        ),
+    ),
+    ("mesh-permuted", 'sdy.mesh @m2 = <["x"=2, "y"=2], device_ids=[0, 2, 1, 3]>'),
+    ("mesh-size-one", 'sdy.mesh @m2 = <["x"=1]>'),
+]
+
+_MARKED = re.compile(r"⟪(.*?)‖(.*?)⟫", re.S)
+_LOC_PREFIX = re.compile(r"^loc\([^)]*\): ")
+# Meshes are verified while the reference parses them; the parser adds this context.
+_PARSE_CONTEXT = "custom op 'sdy.mesh' "
+
+
+def reference_text(case: str) -> str:
+    return PRELUDE + _MARKED.sub(lambda m: m.group(1), case)
+
+
+def reference_message(text: str) -> str | None:
+    """None if the reference accepts `text`, else its first diagnostic without location."""
+    try:
+        run_pass(text, None)
+    except ReferenceError as err:
+        message = _LOC_PREFIX.sub("", err.diagnostics[0] if err.diagnostics else str(err))
+        return message.removeprefix(_PARSE_CONTEXT)
+    return None
+
+
+def _parse_like(value: object, text: str) -> object | None:
+    """`text` (pretty syntax of an inherent attribute) parsed as the kind of `value`."""
+    try:
+        if isinstance(value, TensorShardingPerValue):
+            return parse_sharding_per_value(f"<[{text}]>")
+        if isinstance(value, ManualAxes):
+            return parse_manual_axes("{" + text + "}")
+        if isinstance(value, Mesh):
+            return parse_mesh(text)
+        if isinstance(value, TensorSharding):
+            return parse_tensor_sharding(text)
+    except ParseError:
+        pass  # a different kind of attribute
+    return None
+
+
+def our_module(case: str) -> Module:
+    """The IR of the case's text, built without the reference's verifier (see module doc)."""
+    masked = _MARKED.sub(lambda m: m.group(2), case)
+    masked = masked.replace("sdy.sharding =", "zz.sharding =").replace(
+        "sdy.sharding_rule =", "zz.sharding_rule ="
+    )
+    module = load_text(PRELUDE + masked)
+    swaps = [(m.group(2), m.group(1)) for m in _MARKED.finditer(case)]
+    for op in module.walk():
+        _unmask(op.attributes)
+        for dicts in (op.properties.get("arg_attrs"), op.properties.get("res_attrs")):
+            for entry in getattr(dicts, "elements", []):
+                _unmask(entry.entries)
+        for key, value in op.properties.items():
+            for filler, invalid in swaps:
+                if value == _parse_like(value, filler):
+                    op.properties[key] = _parse_like(value, invalid)
+    return module
+
+
+def _unmask(attrs: dict[str, object]) -> None:
+    for key in list(attrs):
+        if key.startswith("zz."):
+            attrs["sdy." + key[3:]] = attrs.pop(key)
+
+
+def our_message(module: Module) -> str | None:
+    try:
+        verify_module(module)
+    except VerifyError as err:
+        return err.message
+    return None
+
+
+@pytest.mark.parametrize("case", [c for _, c in INVALID], ids=[i for i, _ in INVALID])
+def test_invalid_case_rejected_with_reference_message(case: str) -> None:
+    expected = reference_message(reference_text(case))
+    assert expected is not None, "the reference accepts this case; it is not an invalid case"
+    assert our_message(our_module(case)) == expected
+
+
+@pytest.mark.parametrize("case", [c for _, c in VALID], ids=[i for i, _ in VALID])
+def test_valid_case_accepted(case: str) -> None:
+    assert reference_message(reference_text(case)) is None
+    assert our_message(our_module(case)) is None
+
+
+def test_enough_invalid_cases() -> None:
+    assert len(INVALID) >= 40
+    assert len({i for i, _ in INVALID}) == len(INVALID)
