@@ -1,0 +1,244 @@
+"""The ``shardwise`` command line: exit codes, messages, outputs.
+
+Most cases call `shardwise.cli.main` in-process; two run the real entry points in a child
+process. Expected module texts come from the reference (`shardwise.io.reference`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from shardwise import cli
+from shardwise.io.reference import parse_and_print, run_pass
+
+GOOD = """\
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+VERIFY_ERROR = """\
+func.func @f(%a: tensor<4xf32>) -> tensor<8xf32> {
+  return %a : tensor<4xf32>
+}
+"""
+EXAMPLE_TEXT = resources.files("shardwise.examples").joinpath(cli.EXAMPLE).read_text()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "good.mlir").write_text(GOOD)
+    (tmp_path / "bad.mlir").write_text(VERIFY_ERROR)
+    (tmp_path / "empty.mlir").write_text("")
+    (tmp_path / "binary.mlir").write_bytes(b"ML\xefR\x00\x01")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "good.mlir").write_text(GOOD)
+    return tmp_path
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:  # argparse usage errors
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# (argv, exit code, text expected in stderr); {d} is the test's directory.
+_ERROR_CASES = [
+    (["verify", "{d}/missing.mlir"], 1, "{d}/missing.mlir: error: no such file; check the path"),
+    (["verify", "{d}/sub"], 1, "{d}/sub: error: is a directory"),
+    (["verify", "{d}/empty.mlir"], 1, "{d}/empty.mlir: error: empty input"),
+    (["verify", "{d}/binary.mlir"], 1, "{d}/binary.mlir:1:5: error: binary file"),
+    (
+        ["verify", "{d}/bad.mlir"],
+        1,
+        "{d}/bad.mlir:2:3: error: type of return operand 0 ('tensor<4xf32>') doesn't match "
+        "function result type ('tensor<8xf32>') in function @f\n"
+        "  return %a : tensor<4xf32>\n  ^",
+    ),
+    (["propagate", "{d}/bad.mlir"], 1, "{d}/bad.mlir:2:3: error: type of return operand 0"),
+    (["propagate", "--pass", "bogus", "{d}/good.mlir"], 2, "--pass: unknown pass 'bogus'"),
+    (
+        ["propagate", "--pass", "sdy-basic-propagate{nope=1}", "{d}/good.mlir"],
+        2,
+        "unknown pass option 'nope'",
+    ),
+    (["propagate", "--pass", "none{a}", "{d}/good.mlir"], 2, "expected name=value"),
+    (
+        ["propagate", "{d}/good.mlir", "-o", "{d}/nodir/out.mlir"],
+        1,
+        "{d}/nodir/out.mlir: error: cannot write: directory '{d}/nodir' does not exist",
+    ),
+    (
+        ["propagate", "{d}/good.mlir", "{d}/sub/good.mlir", "-o", "{d}/out"],
+        2,
+        "two inputs have the same file name",
+    ),
+    (
+        ["propagate", "{d}/good.mlir", "{d}/bad.mlir", "-o", "{d}/good.mlir"],
+        2,
+        "several inputs need -o to name a directory",
+    ),
+    (["frobnicate"], 2, "invalid choice: 'frobnicate'"),
+    (["verify"], 2, "the following arguments are required"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    _ERROR_CASES,
+    ids=[
+        "missing",
+        "directory",
+        "empty",
+        "binary",
+        "verify-error-with-caret",
+        "propagate-verify-error",
+        "unknown-pass",
+        "unknown-pass-option",
+        "bad-pass-option",
+        "unwritable-output",
+        "same-output-name",
+        "several-inputs-one-file",
+        "unknown-command",
+        "no-input",
+    ],
+)
+def test_errors(
+    files: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, message: str
+) -> None:
+    got, out, err = _run([a.replace("{d}", str(files)) for a in argv], capsys)
+    assert got == code
+    assert message.replace("{d}", str(files)) in err
+    assert "Traceback" not in err
+
+
+def test_verify_ok_and_mixed(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["verify", f"{files}/good.mlir", f"{files}/bad.mlir"], capsys)
+    assert code == 1
+    assert out == f"{files}/good.mlir: ok\n"
+    assert f"{files}/bad.mlir:2:3: error:" in err
+    assert _run(["verify", f"{files}/good.mlir"], capsys)[0] == 0
+
+
+def test_propagate_none_to_stdout_is_the_reference_print(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(["propagate", "--pass", "none", f"{files}/good.mlir"], capsys)
+    assert (code, err) == (0, "")
+    assert out == parse_and_print(GOOD)
+
+
+def test_propagate_generic(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["propagate", "--pass", "none", "--generic", f"{files}/good.mlir"], capsys)
+    assert code == 0
+    assert out == parse_and_print(GOOD, generic=True)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["sdy-basic-propagate", "sdy-aggressive-propagate{propagation-strategy=basic}"],
+)
+def test_propagate_passes_match_reference(
+    files: Path, capsys: pytest.CaptureFixture[str], spec: str
+) -> None:
+    code, out, err = _run(["propagate", "--pass", spec, f"{files}/good.mlir"], capsys)
+    assert code == 0, err
+    assert out == run_pass(GOOD, spec)
+
+
+def test_propagate_default_runs_on_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["propagate"], capsys)
+    assert code == 0, err
+    assert out == run_pass(EXAMPLE_TEXT, cli.DEFAULT_PASS)
+
+
+def test_propagate_several_inputs_into_a_directory(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (files / "two.mlir").write_text(GOOD.replace("abs", "negate"))
+    code, _, err = _run(
+        [
+            "propagate",
+            "--pass",
+            "none",
+            f"{files}/good.mlir",
+            f"{files}/two.mlir",
+            "-o",
+            f"{files}/out",
+        ],
+        capsys,
+    )
+    assert (code, err) == (0, "")
+    assert sorted(p.name for p in (files / "out").iterdir()) == ["good.mlir", "two.mlir"]
+    assert (files / "out" / "good.mlir").read_text() == parse_and_print(GOOD)
+
+
+def test_propagate_keeps_going_after_a_bad_input(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(
+        [
+            "propagate",
+            "--pass",
+            "none",
+            f"{files}/bad.mlir",
+            f"{files}/good.mlir",
+            "-o",
+            f"{files}/out",
+        ],
+        capsys,
+    )
+    assert code == 1
+    assert "bad.mlir:2:3: error:" in err
+    assert (files / "out" / "good.mlir").exists()
+
+
+def test_rules_command(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("shardwise.rules.populate")
+    code, out, err = _run(["rules", f"{files}/good.mlir"], capsys)
+    assert code == 0, err
+    assert out == run_pass(GOOD, "sdy-populate-op-sharding-rules")
+
+
+def test_internal_error_is_short_with_a_hint(
+    files: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(module: object, options: object) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setitem(cli.passes.PASSES, "boom", boom)
+    code, _, err = _run(["propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
+    assert code == 1
+    assert f"{files}/good.mlir: internal error: KeyError: 'oops'" in err
+    assert "please report it" in err and "--debug" in err
+    assert "Traceback" not in err
+    code, _, err = _run(["--debug", "propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
+    assert code == 1 and "Traceback" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[sys.executable, "-m", "shardwise"], [str(Path(sys.executable).parent / "shardwise")]],
+    ids=["python-m", "entry-point"],
+)
+def test_entry_points(files: Path, command: list[str]) -> None:
+    if not Path(command[0]).exists():
+        pytest.skip("the shardwise script is not installed next to this python")
+    ok = subprocess.run(
+        [*command, "verify", str(files / "good.mlir")], capture_output=True, text=True
+    )
+    assert (ok.returncode, ok.stdout) == (0, f"{files}/good.mlir: ok\n")
+    bad = subprocess.run(
+        [*command, "verify", str(files / "bad.mlir")], capture_output=True, text=True
+    )
+    assert bad.returncode == 1
+    assert bad.stderr.startswith(f"{files}/bad.mlir:2:3: error:")
