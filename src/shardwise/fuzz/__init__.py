@@ -1,0 +1,1 @@
+"""Differential fuzzing against the reference: generator, runner, shrinker, CLI."""

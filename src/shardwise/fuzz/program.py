@@ -1,0 +1,265 @@
+"""The fuzzer's own small program form: meshes, func args, ops, returns — printed as MLIR text.
+
+The generator builds a `Program`, the shrinker edits one, and `print_program` turns it into
+pretty StableHLO + sdy text that the reference parses. Values have stable names (``a3`` for
+func args, ``v7`` for op results) so that deleting an op never renumbers the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "AxisSpec",
+    "DimSpec",
+    "FOp",
+    "FArg",
+    "FResult",
+    "MeshSpec",
+    "Program",
+    "ShardingSpec",
+    "TType",
+    "print_program",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TType:
+    """A ranked tensor type: ``tensor<8x4xf32>``."""
+
+    shape: tuple[int, ...]
+    dtype: str = "f32"
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype}>"
+
+
+@dataclass(frozen=True, slots=True)
+class MeshSpec:
+    name: str
+    axes: tuple[tuple[str, int], ...]
+    device_ids: tuple[int, ...] | None = None
+
+    def __str__(self) -> str:
+        axes = ", ".join(f'"{n}"={s}' for n, s in self.axes)
+        ids = (
+            ""
+            if self.device_ids is None
+            else f", device_ids=[{', '.join(map(str, self.device_ids))}]"
+        )
+        return f"sdy.mesh @{self.name} = <[{axes}]{ids}>"
+
+    def size_of(self, axis: str) -> int:
+        return dict(self.axes)[axis]
+
+
+@dataclass(frozen=True, slots=True)
+class AxisSpec:
+    """A full axis (``pre`` is None) or a sub-axis ``"x":(pre)size``."""
+
+    name: str
+    pre: int | None = None
+    size: int | None = None
+
+    def __str__(self) -> str:
+        if self.pre is None:
+            return f'"{self.name}"'
+        return f'"{self.name}":({self.pre}){self.size}'
+
+
+@dataclass(frozen=True, slots=True)
+class DimSpec:
+    axes: tuple[AxisSpec, ...] = ()
+    closed: bool = True
+    priority: int | None = None
+
+    def __str__(self) -> str:
+        items = [str(a) for a in self.axes]
+        if not self.closed:
+            items.append("?")
+        prio = "" if self.priority is None else f"p{self.priority}"
+        return "{" + ", ".join(items) + "}" + prio
+
+
+@dataclass(frozen=True, slots=True)
+class ShardingSpec:
+    mesh: str
+    dims: tuple[DimSpec, ...]
+    replicated: tuple[AxisSpec, ...] = ()
+
+    def body(self) -> str:
+        dims = ", ".join(str(d) for d in self.dims)
+        rep = ""
+        if self.replicated:
+            rep = ", replicated={" + ", ".join(str(a) for a in self.replicated) + "}"
+        return f"<@{self.mesh}, [{dims}]{rep}>"
+
+    def __str__(self) -> str:
+        return "#sdy.sharding" + self.body()
+
+
+@dataclass(slots=True)
+class FArg:
+    name: str
+    type: TType
+    sharding: ShardingSpec | None = None
+
+
+@dataclass(slots=True)
+class FOp:
+    """One op: `kind` selects the printer; `attrs` holds what the printer needs."""
+
+    kind: str
+    name: str  # result value name
+    operands: list[str]
+    type: TType
+    attrs: dict = field(default_factory=dict)
+    sharding: ShardingSpec | None = None
+
+
+@dataclass(slots=True)
+class FResult:
+    value: str
+    sharding: ShardingSpec | None = None
+
+
+@dataclass(slots=True)
+class Program:
+    meshes: list[MeshSpec]
+    args: list[FArg]
+    ops: list[FOp]
+    results: list[FResult]
+
+    def value_types(self) -> dict[str, TType]:
+        types = {a.name: a.type for a in self.args}
+        types.update({op.name: op.type for op in self.ops})
+        return types
+
+
+# -- printing ----------------------------------------------------------------------------------
+
+
+def _ints(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _attr_dict(op: FOp) -> str:
+    if op.sharding is None:
+        return ""
+    return f" {{sdy.sharding = #sdy.sharding_per_value<[{op.sharding.body()}]>}}"
+
+
+def _fn_type(op: FOp, types: dict[str, TType]) -> str:
+    ins = ", ".join(str(types[o]) for o in op.operands)
+    return f"({ins}) -> {op.type}"
+
+
+def _add_body(indent: str) -> list[str]:
+    return [
+        f"{indent}^bb0(%lhs: tensor<f32>, %rhs: tensor<f32>):",
+        f"{indent}  %sum = stablehlo.add %lhs, %rhs : tensor<f32>",
+        f"{indent}  stablehlo.return %sum : tensor<f32>",
+    ]
+
+
+def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
+    k, a = op.kind, op.attrs
+    ops = [f"%{o}" for o in op.operands]
+    head = f"    %{op.name} = "
+    attrs = _attr_dict(op)
+    fn = _fn_type(op, types)
+    if k == "constant":
+        return [f"{head}stablehlo.constant{attrs} dense<{a['value']}> : {op.type}"]
+    if k in ("unary", "binary"):
+        return [f"{head}stablehlo.{a['op']} {', '.join(ops)}{attrs} : {op.type}"]
+    if k == "compare":
+        return [f"{head}stablehlo.compare {a['dir']}, {', '.join(ops)}{attrs} : {fn}"]
+    if k == "select":
+        return [f"{head}stablehlo.select {', '.join(ops)}{attrs} : {fn}"]
+    if k == "dot_general":
+        batch = ""
+        if a["lhs_batch"]:
+            batch = f"batching_dims = {_ints(a['lhs_batch'])} x {_ints(a['rhs_batch'])}, "
+        contract = f"contracting_dims = {_ints(a['lhs_contract'])} x {_ints(a['rhs_contract'])}"
+        return [f"{head}stablehlo.dot_general {', '.join(ops)}, {batch}{contract}{attrs} : {fn}"]
+    if k == "reshape":
+        return [f"{head}stablehlo.reshape {ops[0]}{attrs} : {fn}"]
+    if k == "transpose":
+        return [f"{head}stablehlo.transpose {ops[0]}, dims = {_ints(a['perm'])}{attrs} : {fn}"]
+    if k == "broadcast_in_dim":
+        return [
+            f"{head}stablehlo.broadcast_in_dim {ops[0]}, dims = {_ints(a['dims'])}{attrs} : {fn}"
+        ]
+    if k == "reduce":
+        return [
+            f"{head}stablehlo.reduce({ops[0]} init: {ops[1]}) applies stablehlo.add across "
+            f"dimensions = {_ints(a['dims'])}{attrs} : {fn}"
+        ]
+    if k == "concatenate":
+        return [f"{head}stablehlo.concatenate {', '.join(ops)}, dim = {a['dim']}{attrs} : {fn}"]
+    if k == "slice":
+        spans = ", ".join(
+            f"{s}:{e}:{t}" for s, e, t in zip(a["start"], a["limit"], a["stride"], strict=True)
+        )
+        return [f"{head}stablehlo.slice {ops[0]} [{spans}]{attrs} : {fn}"]
+    if k == "pad":
+        return [
+            f"{head}stablehlo.pad {', '.join(ops)}, low = {_ints(a['low'])}, high = {_ints(a['high'])}, "
+            f"interior = {_ints(a['interior'])}{attrs} : {fn}"
+        ]
+    if k == "dynamic_slice":
+        return [
+            f"{head}stablehlo.dynamic_slice {', '.join(ops)}, sizes = {_ints(a['sizes'])}{attrs} : {fn}"
+        ]
+    if k == "gather":
+        dn = (
+            f"#stablehlo.gather<offset_dims = {_ints(a['offset_dims'])}, collapsed_slice_dims = "
+            f"{_ints(a['collapsed'])}, start_index_map = {_ints(a['start_index_map'])}, "
+            f"index_vector_dim = {a['index_vector_dim']}>"
+        )
+        sizes = ", ".join(map(str, a["slice_sizes"]))
+        props = f"<{{dimension_numbers = {dn}, slice_sizes = array<i64: {sizes}>}}>"
+        return [f'{head}"stablehlo.gather"({", ".join(ops)}) {props}{attrs} : {fn}']
+    if k == "scatter":
+        dn = (
+            f"#stablehlo.scatter<update_window_dims = {_ints(a['update_window_dims'])}, "
+            f"inserted_window_dims = {_ints(a['inserted'])}, scatter_dims_to_operand_dims = "
+            f"{_ints(a['to_operand'])}, index_vector_dim = {a['index_vector_dim']}>"
+        )
+        lines = [
+            f'{head}"stablehlo.scatter"({", ".join(ops)}) <{{scatter_dimension_numbers = {dn}}}> ({{'
+        ]
+        lines += _add_body("    ")
+        lines.append(f"    }}){attrs} : {fn}")
+        return lines
+    if k == "sharding_constraint":
+        return [f"{head}sdy.sharding_constraint {ops[0]} {a['sharding'].body()} : {op.type}"]
+    if k == "propagation_barrier":
+        return [f"{head}sdy.propagation_barrier {ops[0]} allowed_direction={a['dir']} : {op.type}"]
+    raise ValueError(f"unknown fuzz op kind '{k}'")
+
+
+def _arg_text(arg: FArg) -> str:
+    attr = "" if arg.sharding is None else f" {{sdy.sharding = {arg.sharding}}}"
+    return f"%{arg.name}: {arg.type}{attr}"
+
+
+def print_program(prog: Program) -> str:
+    """Pretty MLIR text of `prog` (one module, meshes first, one public func @main)."""
+    types = prog.value_types()
+    lines = ["module {"]
+    lines += [f"  {m}" for m in prog.meshes]
+    args = ", ".join(_arg_text(a) for a in prog.args)
+    res = []
+    for r in prog.results:
+        attr = "" if r.sharding is None else f" {{sdy.sharding = {r.sharding}}}"
+        res.append(f"{types[r.value]}{attr}")
+    lines.append(f"  func.func @main({args}) -> ({', '.join(res)}) {{")
+    for op in prog.ops:
+        lines += _print_op(op, types)
+    vals = ", ".join(f"%{r.value}" for r in prog.results)
+    rtypes = ", ".join(str(types[r.value]) for r in prog.results)
+    lines.append(f"    return {vals} : {rtypes}")
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,217 @@
+"""Differential campaigns: random modules through the reference and through shardwise.
+
+For each generated module the reference (a persistent child process, `ReferenceWorker`) and
+our passes (in this process) run every requested pass; the printed modules must be identical.
+A divergence is shrunk (`shrink.shrink_program`) and the minimal module saved as
+``<out>/<pass-slug>-<seed>-<index>.mlir``. A reference crash is counted, not a divergence.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from shardwise.fuzz.generator import generate_program
+from shardwise.fuzz.program import Program, print_program
+from shardwise.fuzz.worker import ReferenceOutcome, ReferenceWorker
+
+__all__ = [
+    "CampaignReport",
+    "Divergence",
+    "PASS_NAMES",
+    "compare_module",
+    "run_campaign",
+    "run_ours",
+]
+
+PASS_NAMES = (
+    "sdy-basic-propagate",
+    "sdy-aggressive-propagate",
+    "sdy-op-priority-propagate",
+    "sdy-user-priority-propagate",
+)
+_MAX_ATTEMPTS = 5
+
+
+def _split_pass(name: str) -> tuple[str, dict[str, str]]:
+    """``"p{a=b c=d}"`` -> ``("p", {"a": "b", "c": "d"})``."""
+    m = re.fullmatch(r"([\w-]+)(?:\{(.*)\})?", name.strip())
+    if not m:
+        raise ValueError(f"bad pass spelling '{name}'; expected name or name{{opt=value ...}}")
+    options = {}
+    for item in (m.group(2) or "").split():
+        key, _, value = item.partition("=")
+        options[key] = value
+    return m.group(1), options
+
+
+def run_ours(text: str, pass_name: str) -> tuple[bool, str]:
+    """Our pass on `text`: (True, printed module) or (False, the error)."""
+    from shardwise.io.mlir import load_text, write_text
+    from shardwise.propagation import passes
+    from shardwise.propagation.options import PropagationOptions
+
+    fns = {
+        "sdy-basic-propagate": passes.basic_propagate,
+        "sdy-aggressive-propagate": passes.aggressive_propagate,
+        "sdy-op-priority-propagate": passes.op_priority_propagate,
+        "sdy-user-priority-propagate": passes.user_priority_propagate,
+    }
+    base, options = _split_pass(pass_name)
+    try:
+        module = load_text(text, "fuzz.mlir")
+        fns[base](module, PropagationOptions.from_pass_options(options))
+        return True, write_text(module)
+    except Exception as e:  # noqa: BLE001 - any failure of ours is a finding
+        return False, f"{type(e).__name__}: {e}"
+
+
+def _same(ref: tuple[bool, str], ours: tuple[bool, str]) -> bool:
+    if ref[0] != ours[0]:
+        return False
+    return ref[1] == ours[1] if ref[0] else True
+
+
+@dataclass(slots=True)
+class Divergence:
+    pass_name: str
+    seed: str
+    original: str
+    shrunk: str
+    path: str | None
+    reason: str
+
+
+@dataclass(slots=True)
+class CampaignReport:
+    passes: tuple[str, ...]
+    modules: int = 0
+    matches: dict[str, int] = field(default_factory=dict)
+    divergences: list[Divergence] = field(default_factory=list)
+    crashes: int = 0
+    rejects: int = 0
+    seconds: float = 0.0
+
+    def merge(self, other: CampaignReport) -> None:
+        self.modules += other.modules
+        for p, n in other.matches.items():
+            self.matches[p] = self.matches.get(p, 0) + n
+        self.divergences += other.divergences
+        self.crashes += other.crashes
+        self.rejects += other.rejects
+
+    def summary(self) -> str:
+        lines = [f"modules: {self.modules} ({self.seconds:.1f}s)"]
+        for p in self.passes:
+            div = sum(1 for d in self.divergences if d.pass_name == p)
+            lines.append(f"  {p}: matches {self.matches.get(p, 0)}, divergences {div}")
+        lines.append(f"reference crashes: {self.crashes}, reference rejects: {self.rejects}")
+        for d in self.divergences:
+            lines.append(f"  DIVERGENCE {d.pass_name} seed {d.seed}: {d.reason} -> {d.path}")
+        return "\n".join(lines)
+
+
+def compare_module(
+    worker: ReferenceWorker, text: str, passes: list[str]
+) -> tuple[ReferenceOutcome, list[bool]]:
+    """Reference and ours on every pass; per pass whether they agree (crash: all True)."""
+    ref = worker.run(text, passes)
+    if not ref.parsed or ref.crashed:
+        return ref, [True] * len(passes)
+    same = [_same(r, run_ours(text, p)) for r, p in zip(ref.outputs, passes, strict=True)]
+    return ref, same
+
+
+def _diverges(worker: ReferenceWorker, pass_name: str) -> Callable[[Program], bool]:
+    def check(prog: Program) -> bool:
+        ref, same = compare_module(worker, print_program(prog), [pass_name])
+        return ref.parsed and not ref.crashed and not same[0]
+
+    return check
+
+
+def _reason(ref: ReferenceOutcome, text: str, pass_name: str, index: int) -> str:
+    ok, out = run_ours(text, pass_name)
+    if not ok:
+        return f"ours failed: {out[:200]}"
+    if not ref.outputs[index][0]:
+        return f"reference failed: {ref.outputs[index][1][:200]}"
+    return "printed modules differ"
+
+
+def _slug(pass_name: str) -> str:
+    return re.sub(r"[^\w]+", "-", pass_name.removeprefix("sdy-")).strip("-")
+
+
+def _chunk(
+    seed: int, indices: list[int], passes: tuple[str, ...], out: str | None, shrink: bool
+) -> CampaignReport:
+    from shardwise.fuzz.shrink import shrink_program
+
+    report = CampaignReport(passes)
+    with ReferenceWorker() as worker:
+        for i in indices:
+            for attempt in range(_MAX_ATTEMPTS):
+                key = f"{seed}-{i}-{attempt}"
+                prog = generate_program(key)
+                text = print_program(prog)
+                ref, same = compare_module(worker, text, list(passes))
+                if ref.parsed:
+                    break
+                report.rejects += 1
+            report.modules += 1
+            if ref.crashed:
+                report.crashes += 1
+                continue
+            for j, p in enumerate(passes):
+                if same[j]:
+                    report.matches[p] = report.matches.get(p, 0) + 1
+                    continue
+                reason = _reason(ref, text, p, j)
+                small = shrink_program(prog, _diverges(worker, p)) if shrink else prog
+                shrunk = print_program(small)
+                path = None
+                if out:
+                    os.makedirs(out, exist_ok=True)
+                    path = os.path.join(out, f"{_slug(p)}-{key}.mlir")
+                    with open(path, "w") as f:
+                        f.write(shrunk)
+                report.divergences.append(Divergence(p, key, text, shrunk, path, reason))
+    return report
+
+
+def run_campaign(
+    seed: int,
+    count: int,
+    passes: list[str] | tuple[str, ...] = PASS_NAMES,
+    jobs: int = 1,
+    out: str | None = None,
+    shrink: bool = True,
+    progress: Callable[[CampaignReport], None] | None = None,
+) -> CampaignReport:
+    """Generate `count` modules from `seed`, compare every pass, shrink and save divergences."""
+    passes = tuple(passes)
+    start = time.monotonic()
+    report = CampaignReport(passes)
+    batch = 25
+    chunks = [list(range(k, min(count, k + batch))) for k in range(0, count, batch)]
+    if jobs <= 1:
+        for c in chunks:
+            report.merge(_chunk(seed, c, passes, out, shrink))
+            report.seconds = time.monotonic() - start
+            if progress:
+                progress(report)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_chunk, seed, c, passes, out, shrink) for c in chunks]
+            for fut in futures:
+                report.merge(fut.result())
+                report.seconds = time.monotonic() - start
+                if progress:
+                    progress(report)
+    report.seconds = time.monotonic() - start
+    return report
