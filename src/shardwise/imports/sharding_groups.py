@@ -1,8 +1,9 @@
 """`sdy-sharding-group-import`: unify, renumber and dedup ``sdy.sharding_group`` ops.
 
 Shardy's import/sharding_group_import.cc: groups sharing a value are merged (union-find),
-group ids are renumbered 0..N-1 keeping the order of their smallest ids, and a group keeps
-one op per value. Members must have one shape and the same enclosing manual computation.
+group ids are renumbered 0..N-1 in the order the class leaders were first seen (the leader
+of a union is the leader of its first argument, as in `llvm::EquivalenceClasses`; Shardy's
+comment about the minimum id does not hold), and a group keeps one op per value. Members must have one shape and the same enclosing manual computation.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _find(parent: dict[int, int], x: int) -> int:
 def _union(parent: dict[int, int], a: int, b: int) -> None:
     ra, rb = _find(parent, a), _find(parent, b)
     if ra != rb:
-        parent[max(ra, rb)] = min(ra, rb)  # the leader is the smallest id
+        parent[rb] = ra  # llvm::EquivalenceClasses keeps the first argument's leader
 
 
 def sharding_group_import(module: Module) -> None:
@@ -68,7 +69,8 @@ def sharding_group_import(module: Module) -> None:
         canonical = group_id_of(ops[0])
         for op in ops:
             _union(parent, canonical, group_id_of(op))
-    leaders = sorted({_find(parent, g) for g in parent})
+    # Leaders are numbered in the order their ids were first inserted (not by value).
+    leaders = [g for g in parent if _find(parent, g) == g]
     reindex = {leader: i for i, leader in enumerate(leaders)}
     groups: list[list[Op]] = [[] for _ in leaders]
     for ops in by_value.values():
