@@ -273,3 +273,46 @@ def test_xla_parses_our_texts_unchanged() -> None:
         mesh = random_mesh(rng)
         text = to_hlo_sharding(random_sharding(mesh, rng), mesh)
         assert str(xc.HloSharding.from_string(text)) == text
+
+
+# -- replica groups: XLA's parser keeps our iota text and expands it to our lists -------------
+
+
+def _xla_replica_groups_texts(iotas: list[str]) -> list[str]:
+    """Parse and print an HLO module with one all-reduce per iota replica-group text."""
+    import jax._src.lib as jaxlib
+
+    lines = [
+        f"  r{i} = f32[8] all-reduce(p), replica_groups={t}, to_apply=add"
+        for i, t in enumerate(iotas)
+    ]
+    hlo = (
+        "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT c = f32[] add(a, b)\n}\n\nENTRY main {\n  p = f32[8] parameter(0)\n"
+        + "\n".join(lines)
+        + f"\n  ROOT t = tuple({', '.join(f'r{i}' for i in range(len(iotas)))})\n}}\n"
+    )
+    printed = jaxlib.hlo.hlo_module_from_text(hlo).to_string()
+    return re.findall(r"all-reduce\(%p\), replica_groups=(\S+),", printed)
+
+
+def test_replica_group_iota_texts_match_xla() -> None:
+    from jax._src.lib import xla_client as xc
+
+    from shardwise.export.replica_groups import replica_groups
+    from tests.property.test_hlo_tiles import random_pieces
+
+    rng = random.Random(11)
+    results = []
+    while len(results) < 60:
+        mesh = random_mesh(rng)
+        if mesh.device_ids:
+            continue
+        axes = [p for p in random_pieces(mesh, rng) if rng.random() < 0.5]
+        rng.shuffle(axes)
+        results.append(replica_groups(mesh, axes))
+    iotas = [r.iota for r in results]
+    assert _xla_replica_groups_texts(iotas) == iotas
+    for result in results:
+        expanded = xc.HloSharding.from_string("{devices=" + result.iota + "}")
+        assert expanded.tile_assignment_devices() == [d for g in result.groups for d in g]
