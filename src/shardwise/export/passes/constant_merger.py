@@ -1,0 +1,61 @@
+"""`sdy-constant-or-scalar-merger` (``export/constant_or_scalar_merger.cc``).
+
+Undoes `sdy-constant-or-scalar-splitter`: within one region, a constant is replaced by an
+earlier constant with the same attribute dictionary (value and shardings), and a broadcast
+of a scalar by an earlier broadcast of the same scalar with the same attributes and type.
+"""
+
+from __future__ import annotations
+
+from shardwise.ir import Op, Region, TensorType
+
+__all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
+
+# Ops with MLIR's ConstantLike trait that can appear in our modules, plus `sdy.constant`.
+CONSTANT_LIKE_OPS = frozenset({"sdy.constant", "stablehlo.constant", "arith.constant"})
+
+
+def _attr_dict_key(op: Op) -> tuple[tuple[str, str], ...]:
+    """`getAttrDictionary()`: inherent and discardable attributes, sorted by name."""
+    merged = {**op.attributes, **op.properties}
+    return tuple(sorted((k, str(v)) for k, v in merged.items()))
+
+
+def _parent_region(op: Op) -> Region | None:
+    return op.parent.parent if op.parent is not None else None
+
+
+def _is_scalar_broadcast(op: Op) -> bool:
+    if op.name != "stablehlo.broadcast_in_dim":
+        return False
+    operand_type = op.operands[0].type
+    return isinstance(operand_type, TensorType) and operand_type.rank == 0
+
+
+def _cache_key(op: Op) -> tuple | None:
+    if op.name in CONSTANT_LIKE_OPS:
+        return ("constant", _attr_dict_key(op), id(_parent_region(op)))
+    if _is_scalar_broadcast(op):
+        return (
+            "broadcast",
+            _attr_dict_key(op),
+            id(_parent_region(op)),
+            str(op.results[0].type),
+            id(op.operands[0]),
+        )
+    return None
+
+
+def constant_or_scalar_merger(func: Op) -> None:
+    """Deduplicate constants and scalar broadcasts, walking in MLIR's post-order."""
+    cache: dict[tuple, Op] = {}
+    for op in list(func.walk_post_order()):
+        key = _cache_key(op)
+        if key is None:
+            continue
+        cached = cache.setdefault(key, op)
+        if cached is op:
+            continue
+        for old, new in zip(op.results, cached.results, strict=True):
+            old.replace_all_uses_with(new)
+        op.erase()

@@ -1,0 +1,182 @@
+"""Input/output shardings that the partitioner can honour without padding or sub-axes.
+
+`sdy-update-non-divisible-input-output-shardings`
+(``export/update_non_divisible_input_output_shardings.cc``) and
+`sdy-remove-sub-axes-in-input-output-shardings`
+(``export/remove_sub_axes_in_input_output_shardings.cc``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from shardwise.axis import AxisRef, SubAxisInfo
+from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
+from shardwise.export.passes.sink import set_block_arg_owner_shardings
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Module,
+    Op,
+    TensorType,
+    Type,
+    func_result_types,
+)
+from shardwise.mesh import Mesh
+from shardwise.propagation import data_flow
+from shardwise.propagation.sharding_access import (
+    get_func_result_sharding,
+    get_sharding,
+    set_func_result_sharding,
+    set_sharding,
+)
+from shardwise.sharding import DimensionSharding, TensorSharding
+
+__all__ = [
+    "evenly_sharded",
+    "update_non_divisible_input_output_shardings",
+    "remove_sub_axes_in_input_output_shardings",
+]
+
+
+def _evenly_sharded_dim(dim: DimensionSharding, size: int, mesh: Mesh) -> DimensionSharding:
+    if size % dim.sharded_size(mesh) == 0:
+        return dim
+    remaining = size
+    axes: list[AxisRef] = []
+    for axis in dim.axes:
+        axis_size = axis.size(mesh)
+        gcd = math.gcd(axis_size, remaining)
+        if gcd == 1:
+            break
+        if gcd == axis_size:
+            axes.append(axis)
+            remaining //= gcd
+            continue
+        axes.append(AxisRef(axis.name, SubAxisInfo(axis.pre_size, gcd)))
+        break
+    # The reference rebuilds the dim without its priority.
+    return DimensionSharding(tuple(axes), dim.is_closed)
+
+
+def evenly_sharded(sharding: TensorSharding, type: TensorType, mesh: Mesh) -> TensorSharding:
+    """`getEvenlySharded`: per dim, the longest axis prefix whose size divides the dim.
+
+    mesh = <"x"=4, "y"=2>:
+
+    | sharding          | type        | result                 |
+    | ----------------- | ----------- | ---------------------- |
+    | [{"x"}]           | tensor<8>   | [{"x"}]                |
+    | [{"x"}, {"y"}]    | tensor<2x2> | [{"x":(1)2}, {"y"}]    |
+    | [{"x"}]           | tensor<3>   | [{}]                   |
+    | [{"x","y"}]       | tensor<4>   | [{"x"}]                |
+    | [{"y","x"}]       | tensor<4>   | [{"y","x":(1)2}]       |
+    """
+    # Not strict: a maximal sharding has no dims whatever the rank (the reference zips too).
+    dims = tuple(
+        _evenly_sharded_dim(d, size, mesh)
+        for d, size in zip(sharding.dim_shardings, type.shape, strict=False)
+    )
+    return sharding.replace_dims(dims)
+
+
+def _static_tensor(type: Type) -> TensorType | None:
+    return type if isinstance(type, TensorType) and type.is_static else None
+
+
+def _mesh_of(module: Module, sharding: TensorSharding) -> Mesh:
+    if isinstance(sharding.mesh_or_ref, Mesh):
+        return sharding.mesh_or_ref
+    mesh = module.meshes().get(sharding.mesh_or_ref)
+    assert isinstance(mesh, Mesh), f"unknown mesh @{sharding.mesh_or_ref}"
+    return mesh
+
+
+def _update_list(module: Module, types: list[Type], shardings: list[TensorSharding]):
+    new = []
+    for type, sharding in zip(types, shardings, strict=True):
+        tensor = _static_tensor(type)
+        if tensor is not None:
+            sharding = evenly_sharded(sharding, tensor, _mesh_of(module, sharding))
+        new.append(sharding)
+    return new
+
+
+def _update_func(module: Module, func: Op) -> None:
+    for arg in func.regions[0].entry.args:
+        sharding = get_sharding(arg)
+        tensor = _static_tensor(arg.type)
+        if sharding is not None and tensor is not None:
+            set_sharding(arg, evenly_sharded(sharding, tensor, _mesh_of(module, sharding)))
+    for i, type in enumerate(func_result_types(func)):
+        sharding = get_func_result_sharding(func, i)
+        tensor = _static_tensor(type)
+        if sharding is not None and tensor is not None:
+            new = evenly_sharded(sharding, tensor, _mesh_of(module, sharding))
+            set_func_result_sharding(func, i, new)
+
+
+def _update_manual_computation(module: Module, op: Op) -> None:
+    manual = data_flow.manual_axes_of(op)
+    outer = get_per_value(op, "in_shardings")
+    if outer:
+        local = [data_flow.erase_manual_axes(s, manual) for s in outer]
+        types = [a.type for a in op.regions[0].entry.args]
+        set_block_arg_owner_shardings(op, _update_list(module, types, local))
+    out = get_per_value(op, "out_shardings")
+    if out:
+        types = [r.type for r in op.results]
+        set_per_value(op, "out_shardings", _update_list(module, types, out))
+
+
+def update_non_divisible_input_output_shardings(module: Module) -> None:
+    """Func args/results, call results and manual-computation edges become evenly sharded."""
+    for func in module.funcs:
+        _update_func(module, func)
+    for op in module.walk():
+        if op.name != "func.call":
+            continue
+        shardings = get_per_value(op, SHARDING_ATTR)
+        if shardings:
+            types = [r.type for r in op.results]
+            set_per_value(op, SHARDING_ATTR, _update_list(module, types, shardings))
+    for op in module.walk():
+        if op.name == "sdy.manual_computation":
+            _update_manual_computation(module, op)
+
+
+def _remove_sub_axes(sharding: TensorSharding) -> TensorSharding:
+    dims = []
+    for d in sharding.dim_shardings:
+        if d.is_closed:
+            dims.append(d)
+            continue
+        axes: list[AxisRef] = []
+        for axis in d.axes:
+            if axis.is_sub_axis:
+                break
+            axes.append(axis)
+        dims.append(DimensionSharding(tuple(axes), d.is_closed, d.priority))
+    return sharding.replace_dims(tuple(dims))
+
+
+def main_func(module: Module) -> Op:
+    """`getMainFuncOrDie(useSingleFunc=true)`: the only func, else ``@main``."""
+    funcs = module.funcs
+    if len(funcs) == 1:
+        return funcs[0]
+    main = module.lookup_symbol("main")
+    assert main is not None and main.name == "func.func", "no @main func"
+    return main
+
+
+def remove_sub_axes_in_input_output_shardings(module: Module) -> None:
+    """Open dims of the main func's arg/result shardings are cut at their first sub-axis."""
+    func = main_func(module)
+    for arg in func.regions[0].entry.args:
+        sharding = get_sharding(arg)
+        if sharding is not None:
+            set_sharding(arg, _remove_sub_axes(sharding))
+    for i in range(len(func_result_types(func))):
+        sharding = get_func_result_sharding(func, i)
+        if sharding is not None:
+            set_func_result_sharding(func, i, _remove_sub_axes(sharding))

@@ -1,0 +1,88 @@
+"""Visit every sharding under an op and optionally replace it (Shardy's `transformShardings`).
+
+Port of ``transforms/common/sharding_walker.cc``: a pre-order walk; per op kind:
+
+| op                           | shardings visited                                   |
+| ---------------------------- | --------------------------------------------------- |
+| ``func.func``                | each argument's, then each result's ``sdy.sharding`` |
+| ``sdy.manual_computation``   | ``in_shardings`` (with manual axes), ``out_shardings`` |
+| other data-flow ops          | block-arg edge owners, then result edge owners      |
+| op with exactly one result   | `get_sharding(result)` (covers sdy ops' properties) |
+| any other op                 | its ``sdy.sharding`` list                           |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Op,
+    func_arg_attrs,
+    func_result_attrs,
+    func_result_types,
+)
+from shardwise.propagation import data_flow
+from shardwise.propagation.sharding_access import get_sharding, set_sharding
+from shardwise.sharding import TensorSharding, TensorShardingPerValue
+
+__all__ = ["transform_shardings", "get_per_value", "set_per_value"]
+
+TransformFn = Callable[[TensorSharding], TensorSharding]
+
+
+def get_per_value(op: Op, key: str) -> list[TensorSharding]:
+    """The shardings of a per-value attribute (property or discardable), [] when absent."""
+    attr = op.properties.get(key)
+    if attr is None:
+        attr = op.attributes.get(key)
+    return list(attr.shardings) if isinstance(attr, TensorShardingPerValue) else []
+
+
+def set_per_value(op: Op, key: str, shardings: list[TensorSharding]) -> None:
+    """Store a per-value attribute where it lives: ``sdy.sharding`` is discardable."""
+    holder = op.attributes if key == SHARDING_ATTR else op.properties
+    holder[key] = TensorShardingPerValue(tuple(shardings))
+
+
+def _transform_list(op: Op, key: str, fn: TransformFn) -> None:
+    shardings = get_per_value(op, key)
+    if shardings:
+        set_per_value(op, key, [fn(s) for s in shardings])
+
+
+def _transform_dict(attrs: dict | None, fn: TransformFn) -> None:
+    sharding = attrs.get(SHARDING_ATTR) if attrs is not None else None
+    if isinstance(sharding, TensorSharding):
+        new = fn(sharding)
+        if new != sharding:
+            attrs[SHARDING_ATTR] = new  # type: ignore[index]
+
+
+def _transform_func(func: Op, fn: TransformFn) -> None:
+    for i in range(len(func.regions[0].entry.args) if func.regions[0].blocks else 0):
+        _transform_dict(func_arg_attrs(func, i), fn)
+    for i in range(len(func_result_types(func))):
+        _transform_dict(func_result_attrs(func, i), fn)
+
+
+def _transform_op(op: Op, fn: TransformFn) -> None:
+    if op.name == "func.func":
+        _transform_func(op, fn)
+    elif op.name in ("sdy.manual_computation", "sdy.named_computation"):
+        _transform_list(op, "in_shardings", fn)
+        _transform_list(op, "out_shardings", fn)
+    elif data_flow.is_data_flow_op(op) or len(op.results) != 1:
+        _transform_list(op, SHARDING_ATTR, fn)
+    else:
+        sharding = get_sharding(op.results[0])
+        if sharding is not None:
+            new = fn(sharding)
+            if new != sharding:
+                set_sharding(op.results[0], new)
+
+
+def transform_shardings(root: Op, fn: TransformFn) -> None:
+    """Replace every sharding under `root` (inclusive) by `fn(sharding)`, in pre-order."""
+    for op in list(root.walk()):
+        _transform_op(op, fn)
