@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shardwise.errors import ParseError, VerifyError
 from shardwise.io.mlir import load_text
@@ -507,3 +509,60 @@ def test_valid_case_accepted(case: str) -> None:
 def test_enough_invalid_cases() -> None:
     assert len(INVALID) >= 40
     assert len({i for i, _ in INVALID}) == len(INVALID)
+
+
+# -- hypothesis: random shardings, same verdict and message ----------------------------------
+# Sub-axes only of "a": Shardy checks the sub-axes of different names in hash-map order, so
+# with two names carrying bad sub-axes the first error reported is not specified.
+
+RANDOM_PRELUDE = """\
+sdy.mesh @mesh = <["a"=8, "b"=2, "c"=4, "d"=1]>
+sdy.mesh @maximal = <[], device_ids=[1]>
+"""
+_AXIS_NAMES = ["a", "b", "c", "d", "e"]  # "d" has size 1, "e" is not in the mesh
+
+
+@st.composite
+def random_axis(draw: st.DrawFn) -> str:
+    name = draw(st.sampled_from(_AXIS_NAMES))
+    if name != "a" or draw(st.booleans()):
+        return f'"{name}"'
+    pre = draw(st.sampled_from([0, 1, 2, 3, 4, 8]))
+    size = draw(st.sampled_from([1, 2, 3, 4, 8]))
+    return f'"a":({pre}){size}'
+
+
+@st.composite
+def random_sharding(draw: st.DrawFn) -> tuple[str, str]:
+    """(sharding text, tensor type) - often invalid, sometimes valid."""
+    rank = draw(st.integers(0, 3))
+    type_rank = rank if draw(st.integers(0, 9)) else draw(st.integers(0, 3))
+    dims = []
+    for _ in range(rank):
+        axes = draw(st.lists(random_axis(), max_size=2))
+        open_ = draw(st.booleans())
+        items = ", ".join(axes + (["?"] if open_ else []))
+        priority = draw(st.sampled_from(["", "", "p0", "p2"]))
+        dims.append("{" + items + "}" + priority)
+    text = "<@mesh, [" + ", ".join(dims) + "]"
+    for clause in ("replicated", "unreduced"):
+        axes = draw(st.lists(random_axis(), max_size=2))
+        if axes:
+            text += f", {clause}={{" + ", ".join(axes) + "}"
+    mesh = draw(st.sampled_from(["@mesh", "@mesh", "@mesh", "@maximal", "@nope"]))
+    text = "#sdy.sharding" + text.replace("@mesh", mesh, 1) + ">"
+    type = "tensor<" + "".join("8x" for _ in range(type_rank)) + "f32>"
+    return text, type
+
+
+@settings(max_examples=100)
+@given(random_sharding())
+def test_random_sharding_same_verdict_and_message(case: tuple[str, str]) -> None:
+    sharding, type = case
+    text = RANDOM_PRELUDE + arg(sharding, type)
+    expected = reference_message(text)
+    masked = text.replace("sdy.sharding =", "zz.sharding =")
+    module = load_text(masked)
+    for entry in module.funcs[0].properties["arg_attrs"].elements:
+        _unmask(entry.entries)
+    assert our_message(module) == expected
