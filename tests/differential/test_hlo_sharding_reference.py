@@ -209,7 +209,8 @@ def _jax_case(sizes, names, spec, manual=(), ids=None):
     return str(named._to_xla_hlo_sharding(ndim)), ndim
 
 
-def _ours_for_spec(sizes, names, spec, manual=(), ids=None) -> str:
+def _ours_for_spec(sizes, names, spec, manual=(), ids=None) -> tuple[str, str]:
+    """Our export of the spec's sdy sharding, and the export of our import of JAX's text."""
     from jax.sharding import PartitionSpec
 
     mesh = Mesh(tuple(MeshAxis(n, s) for n, s in zip(names, sizes, strict=True)), ids or ())
@@ -223,7 +224,11 @@ def _ours_for_spec(sizes, names, spec, manual=(), ids=None) -> str:
     unreduced = tuple(AxisRef(n) for n in names if n in spec.unreduced)
     sharding = TensorSharding("m", tuple(dims), unreduced_axes=unreduced)
     manual_axes = tuple(n for n in names if n in manual)
-    return to_hlo_sharding(sharding, mesh, manual_axes)
+    want, ndim = _jax_case(sizes, names, spec, manual, ids)
+    imported = from_hlo_sharding(want, mesh, ndim, manual_axes)
+    return to_hlo_sharding(sharding, mesh, manual_axes), to_hlo_sharding(
+        imported, mesh, manual_axes
+    )
 
 
 def _spec_cases():
@@ -258,9 +263,9 @@ def test_named_sharding_specs_match_jax() -> None:
     failures = []
     for sizes, names, spec, manual, ids in _spec_cases():
         want, _ = _jax_case(sizes, names, spec, manual, ids)
-        got = _ours_for_spec(sizes, names, spec, manual, ids)
-        if got != want:
-            failures.append(f"{sizes} {names} {spec} manual={manual} ids={ids}: {want} vs {got}")
+        got, back = _ours_for_spec(sizes, names, spec, manual, ids)
+        if got != want or back != want:
+            failures.append(f"{sizes} {names} {spec} {manual=} {ids=}: {want} vs {got}, {back}")
     assert not failures, "\n".join(failures)
 
 

@@ -119,8 +119,8 @@ def decompose_tiles(
     per_dim: list[list[Level]] = []
     for k, extent in enumerate(base_dims):
         step = math.prod(base_dims[k + 1 :])
-        levels = _levels_of(lambda t, s=step: base[t * s], extent, f"tile dim {k}")
-        per_dim.append(levels)
+        along = base[::step][:extent]  # positions along dim k, the other indices at 0
+        per_dim.append(_levels_of(along.__getitem__, extent, f"tile dim {k}"))
     _check_base(base, base_dims, per_dim)
     gaps = _gaps([v for levels in per_dim for v in levels], total)
     result = [list(reversed(levels)) for levels in per_dim]

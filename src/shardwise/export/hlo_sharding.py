@@ -179,10 +179,6 @@ def ordered_axis_pieces(mesh: Mesh, used: Sequence[AxisRef]) -> list[AxisRef]:
     return pieces
 
 
-def _piece_size(piece: AxisRef, mesh: Mesh) -> int:
-    return piece.size(mesh)
-
-
 def _check_axes(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]) -> None:
     for ref in (*sharding.all_axes(), *(AxisRef(a) for a in manual_axes)):
         if not mesh.has_axis(ref.name):
@@ -240,13 +236,13 @@ def _tiled_hlo_sharding(
                 raise VerifyError(f"axis {ref} overlaps another axis of the sharding {sharding}")
             perm.append(index[ref])
     replicated = [i for i in range(len(pieces)) if i not in perm]
-    tile_dims = [math.prod(_piece_size(r, mesh) for r in group) for group in groups]
-    replicated_size = math.prod(_piece_size(pieces[i], mesh) for i in replicated)
+    tile_dims = [math.prod(r.size(mesh) for r in group) for group in groups]
+    replicated_size = math.prod(pieces[i].size(mesh) for i in replicated)
     if replicated_size > 1:
         tile_dims.append(replicated_size)
         subgroups.append(REPLICATED)
     perm.extend(replicated)
-    sizes = [_piece_size(p, mesh) for p in pieces]
+    sizes = [p.size(mesh) for p in pieces]
     if mesh.device_ids:
         devices = transpose_flat(mesh.device_ids, sizes, perm)
         tiles = TileAssignment.explicit(tile_dims, devices)
