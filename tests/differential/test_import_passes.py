@@ -1,7 +1,8 @@
 """Differential tests of the import passes: our pass vs Shardy's pass of the same name.
 
 Every case runs the same MLIR text through the reference (``run_pass(text, name)``) and
-through `shardwise.imports`, and compares the printed modules exactly. Inputs: our own small
+through `shardwise.imports`, and compares the printed modules exactly, and the use-list order
+of every value (not visible in the text, but it decides propagation order). Inputs: our own small
 modules per pass (`import_cases`) and the JAX model corpus in tests/models/data/.
 """
 
@@ -14,7 +15,7 @@ import pytest
 
 from shardwise.imports import PASSES, run_import_pass
 from shardwise.io.mlir import load_text, write_text
-from shardwise.io.reference import run_pass
+from shardwise.io.use_lists import our_use_lists, run_pass_with_use_lists
 from tests.differential import import_cases as cases
 
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
@@ -45,19 +46,17 @@ OWN_CASES: dict[str, dict[str, str]] = {
 }
 
 
-def _ours(text: str, specs: list[str]) -> str:
+def _check(text: str, spec: str) -> None:
+    """Same printed module and same use-list order (it steers later propagation)."""
+    specs = spec.split(",")
+    expected_text, expected_uses = run_pass_with_use_lists(text, specs)
     module = load_text(text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for spec in specs:
-            run_import_pass(module, spec)
-    return write_text(module, debug_info=False)
-
-
-def _check(text: str, spec: str) -> None:
-    specs = spec.split(",")
-    expected = run_pass(text, specs)
-    assert _ours(text, specs) == expected
+        for one in specs:
+            run_import_pass(module, one)
+    assert write_text(module, debug_info=False) == expected_text
+    assert our_use_lists(module) == expected_uses
 
 
 def test_every_pass_has_own_cases():
