@@ -329,6 +329,30 @@ TABLE: list[tuple[str, str]] = [
       %0 = stablehlo.dot_general %a, %b, batching_dims = [0, 1] x [0, 1], contracting_dims = [] x [] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>""",
     ),
     (
+        "regions_and_sdy_ops",
+        """(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}, %p: tensor<i32>) {
+      %0 = sdy.named_computation<"foo">(%a) (%x: tensor<8x4xf32>) {
+        %1 = stablehlo.negate %x : tensor<8x4xf32>
+        sdy.return %1 : tensor<8x4xf32>
+      } : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      %2 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%x: tensor<4x4xf32>) {
+        %3 = stablehlo.abs %x : tensor<4x4xf32>
+        sdy.return %3 : tensor<4x4xf32>
+      } : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      %4 = "stablehlo.case"(%p) ({
+        stablehlo.return %a : tensor<8x4xf32>
+      }, {
+        %5 = stablehlo.sine %a : tensor<8x4xf32>
+        stablehlo.return %5 : tensor<8x4xf32>
+      }) : (tensor<i32>) -> tensor<8x4xf32>
+      %6 = sdy.all_gather [{"y"}, {}] %a out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x4xf32>""",
+    ),
+    (
+        "conv_dilations",
+        """(%x: tensor<1x9x2xf32>, %k: tensor<2x2x4xf32>) {
+      %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [1], lhs_dilate = [2], rhs_dilate = [3]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x9x2xf32>, tensor<2x2x4xf32>) -> tensor<1x14x4xf32>""",
+    ),
+    (
         "func_call",
         """(%a: tensor<8x4xf32>) {
       %0 = func.call @callee(%a) : (tensor<8x4xf32>) -> tensor<8x4xf32>""",
@@ -339,8 +363,8 @@ CALLEE = "  func.func private @callee(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {\
 
 
 def _table_func(case_id: str, body: str) -> str:
-    signature, _, ops = body.partition("{")
-    return f"  func.func @{case_id}{signature.strip()} {{\n    {ops.strip()}\n    return\n  }}\n"
+    signature, _, ops = body.partition(") {")
+    return f"  func.func @{case_id}{signature.strip()}) {{\n    {ops.strip()}\n    return\n  }}\n"
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Self
 
 from shardwise.ir import Op, TensorType, Type
-from shardwise.rules.rule import FactorType, OpShardingRule
+from shardwise.rules.rule import FactorType, OpShardingRule, TensorMapping
 
 __all__ = [
     "NULL_DIM",
@@ -37,6 +37,8 @@ __all__ = [
 NULL_DIM = -1
 
 FactorTypeFn = Callable[[int], FactorType]
+# Per tensor, per dim: the factor indices mapped so far (major to minor).
+_Mappings = list[list[list[int]]]
 
 
 def _pass_through(_dim: int) -> FactorType:
@@ -57,8 +59,8 @@ class OpShardingRuleBuilder:
 
     def __init__(self, operand_types: Sequence[Type], result_types: Sequence[Type]) -> None:
         self._factor_sizes: list[int] = []
-        self._operands = [[[] for _ in range(tensor_rank(t))] for t in operand_types]
-        self._results = [[[] for _ in range(tensor_rank(t))] for t in result_types]
+        self._operands: _Mappings = [[[] for _ in range(tensor_rank(t))] for t in operand_types]
+        self._results: _Mappings = [[[] for _ in range(tensor_rank(t))] for t in result_types]
         self._typed: dict[FactorType, list[int]] = {t: [] for t in FactorType}
         self._blocked: list[int] = []
 
@@ -99,7 +101,7 @@ class OpShardingRuleBuilder:
 
     def _add_same_dim(
         self,
-        sides: tuple[list[list[list[int]]], ...],
+        sides: tuple[_Mappings, ...],
         dim: int,
         size: int,
         factor_type: FactorType,
@@ -188,7 +190,7 @@ class OpShardingRuleBuilder:
         """The rule; dims without a factor get fresh size-1 factors. The builder is unchanged."""
         sizes = list(self._factor_sizes)
 
-        def freeze(tensors: list[list[list[int]]]) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        def freeze(tensors: _Mappings) -> tuple[TensorMapping, ...]:
             frozen = []
             for mapping in tensors:
                 dims = []

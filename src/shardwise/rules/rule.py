@@ -103,15 +103,12 @@ class OpShardingRule:
         return factor in self.blocked_propagation_factors
 
     def is_factor_in_all_non_scalar_tensors(self, factor: int) -> bool:
-        return all(
-            any(factor in dim for dim in m) for m in self.tensor_mappings if len(m) > 0
-        )
+        return all(any(factor in dim for dim in m) for m in self.tensor_mappings if len(m) > 0)
 
     def is_batching_factor(self, factor: int) -> bool:
-        return (
-            self.factor_type(factor) == FactorType.PASS_THROUGH
-            and self.is_factor_in_all_non_scalar_tensors(factor)
-        )
+        return self.factor_type(
+            factor
+        ) == FactorType.PASS_THROUGH and self.is_factor_in_all_non_scalar_tensors(factor)
 
     @property
     def has_dimensions_with_multiple_factors(self) -> bool:
