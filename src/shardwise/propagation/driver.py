@@ -192,6 +192,8 @@ class PropagationDriver:
         self.worklist.seed([op for op in self.module.walk() if op is not self.module.op])
         while (op := self.worklist.pop()) is not None:
             if is_trivially_dead(op):
+                # Not a match: the op matched last must not shield its operands from requeuing.
+                self.current = None
                 self._erase(op)
                 continue
             self.current = op
