@@ -64,7 +64,7 @@ _MANUAL_COMPUTATION = "sdy.manual_computation"
 
 
 def _fail(message: str, location: Location, notes: Sequence[str] = ()) -> VerifyError:
-    """A `VerifyError`; types in messages are quoted ``'tensor<8xf32>'`` as MLIR prints them."""
+    """A `VerifyError`. Messages quote types (``'tensor<8xf32>'``) as MLIR diagnostics do."""
     return VerifyError(message, location, tuple(notes))
 
 
@@ -137,7 +137,9 @@ def resolve_mesh(sharding: TensorSharding, meshes: Mapping[str, object]) -> Mesh
 # -- tensor shardings -------------------------------------------------------------------------
 
 
-def _shape_for_sharding(sharding: TensorSharding, type: Type | None, location: Location):
+def _shape_for_sharding(
+    sharding: TensorSharding, type: Type | None, location: Location
+) -> tuple[int, ...] | None:
     """The static/dynamic shape to check against, or None for a (valid) non-shaped type."""
     if isinstance(type, OpaqueType) and type.text.startswith("tuple<"):
         elements = split_top_level(type.text[len("tuple<") : -1])
@@ -560,16 +562,23 @@ def _common_mesh(shardings: Sequence[TensorSharding], meshes: Mapping[str, objec
 def verify_module(module: Module) -> None:
     """Verify every ``#sdy`` attribute of `module` in context; raises the first `VerifyError`.
 
-    Attribute-level checks (meshes, including inline ones) come first and carry no op
-    prefix, as in Shardy where they fail while the attribute is built. Op-level messages
-    are prefixed like Shardy's: ``'<op>' op <context> - <message>``.
+    Three passes in MLIR's order: attribute-level checks (meshes, including inline ones;
+    Shardy fails these while building the attribute, so no op prefix), then each op's own
+    verifier in pre-order (func argument/result shardings, ``sdy.sharding``,
+    ``sdy.sharding_rule``, nested manual axes), then the symbol-use verifiers of the ``sdy``
+    ops (constraints, reshards, manual computations). Op-level messages are prefixed like
+    Shardy's: ``'<op>' op <context> - <message>``.
     """
     meshes = module.meshes()
     for op in module.walk():
         for value in _sdy_values(op):
             _verify_attribute_level(value, op.location)
     for op in module.walk():
-        _verify_op(op, meshes)
+        with _prefixed(f"'{op.name}' op "):
+            _verify_op(op, meshes)
+    for op in module.walk():
+        with _prefixed(f"'{op.name}' op "):
+            _verify_symbol_uses(op, meshes)
 
 
 def _sdy_values(op: Op) -> Iterator[object]:
@@ -604,30 +613,33 @@ def _enclosing_manual_axes(op: Op) -> dict[str, Location]:
 
 
 def _verify_op(op: Op, meshes: Mapping[str, object]) -> None:
+    """The op's own verification: its discardable ``sdy`` attributes (`verifyOperationAttribute`)."""
     location = op.location
     manual = _enclosing_manual_axes(op)
     result_types = [r.type for r in op.results]
-    with _prefixed(f"'{op.name}' op "):
-        if op.name == "func.func":
-            _verify_func(op, meshes)
-        sharding = op.attributes.get(SHARDING_ATTR)
-        if sharding is not None:
-            if not isinstance(sharding, TensorShardingPerValue):
-                raise _fail(
-                    "should have a sharding attribute of type TensorShardingPerValueAttr", location
-                )
-            with _prefixed("result "):
-                verify_sharding_per_value(sharding, result_types, meshes, location, manual)
-        rule = op.attributes.get(SHARDING_RULE_ATTR)
-        if rule is not None:
-            if not isinstance(rule, OpShardingRule):
-                raise _fail(
-                    "should have a sharding rule attribute of type OpShardingRuleAttr for attr "
-                    f"named '{SHARDING_RULE_ATTR}'",
-                    location,
-                )
-            verify_op_sharding_rule(rule, [v.type for v in op.operands], result_types, location)
-        _verify_sdy_op(op, meshes, manual)
+    if op.name == "func.func":
+        _verify_func(op, meshes)
+    sharding = op.attributes.get(SHARDING_ATTR)
+    if sharding is not None:
+        if not isinstance(sharding, TensorShardingPerValue):
+            raise _fail(
+                "should have a sharding attribute of type TensorShardingPerValueAttr", location
+            )
+        with _prefixed("result "):
+            verify_sharding_per_value(sharding, result_types, meshes, location, manual)
+    rule = op.attributes.get(SHARDING_RULE_ATTR)
+    if rule is not None:
+        if not isinstance(rule, OpShardingRule):
+            raise _fail(
+                "should have a sharding rule attribute of type OpShardingRuleAttr for attr "
+                f"named '{SHARDING_RULE_ATTR}'",
+                location,
+            )
+        verify_op_sharding_rule(rule, [v.type for v in op.operands], result_types, location)
+    if op.name == _MANUAL_COMPUTATION:
+        for name in _manual_axes(op.get_attr("manual_axes")).axes:
+            if name in manual:
+                raise _bound_axis_error(name, manual[name], location)
 
 
 def _verify_func(func: Op, meshes: Mapping[str, object]) -> None:
@@ -653,9 +665,10 @@ def _verify_func(func: Op, meshes: Mapping[str, object]) -> None:
                 verify_tensor_sharding(sharding, type, meshes, func.location)
 
 
-def _verify_sdy_op(op: Op, meshes: Mapping[str, object], manual: ManualAxisOwners) -> None:
-    """The ``sdy`` ops whose inherent attributes hold shardings."""
+def _verify_symbol_uses(op: Op, meshes: Mapping[str, object]) -> None:
+    """`verifySymbolUses` of the ``sdy`` ops whose inherent attributes hold shardings."""
     location = op.location
+    manual = _enclosing_manual_axes(op)
     if op.name in ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge"):
         sharding = op.get_attr("sharding")
         if isinstance(sharding, TensorSharding):
