@@ -519,3 +519,153 @@ add(
     + SUB_AXES_FUNC.format(name="helper").replace("func.func", "func.func private")
     + SUB_AXES_FUNC.format(name="main"),
 )
+
+# -- sdy-export-named-computations -------------------------------------------------------------
+
+NAMED = "sdy-export-named-computations"
+NAMED_INPUT = (
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {?}]>}, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0:2 = sdy.named_computation<"foo">(%arg0, %arg1) (%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) {
+    %1 = stablehlo.add %a, %b : tensor<8x8xf32>
+    sdy.return %1, %b : tensor<8x8xf32>, tensor<8x8xf32>
+  } : (tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  %2 = sdy.named_computation<"foo">(%0#0) in_shardings=[<@mesh, [{}, {"y"}]>] out_shardings=[<@mesh, [{"y"}, {}]>] (%a: tensor<8x8xf32>) {
+    %3 = sdy.named_computation<"main">(%a) (%c: tensor<8x8xf32>) {
+      %4 = stablehlo.negate %c : tensor<8x8xf32>
+      sdy.return %4 : tensor<8x8xf32>
+    } {execution_thread = "host", foo = 1 : i32} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    sdy.return %3 : tensor<8x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %5 = stablehlo.add %2, %0#1 : tensor<8x8xf32>
+  return %5 : tensor<8x8xf32>
+}
+func.func private @foo_0(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+"""
+)
+add(NAMED, "names-nesting-attrs", NAMED_INPUT)
+add(NAMED, "with-edges", NAMED_INPUT, pre="sdy-add-data-flow-edges")
+add(NAMED, "after-propagation", NAMED_INPUT, pre="sdy-add-data-flow-edges,sdy-aggressive-propagate")
+add(
+    NAMED,
+    "unused-results-and-no-args",
+    _func(
+        """
+  %0:2 = sdy.named_computation<"bar">() () {
+    %c = stablehlo.constant dense<1.0> : tensor<8x8xf32>
+    sdy.return %c, %c : tensor<8x8xf32>, tensor<8x8xf32>
+  } : () -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  return %0#1 : tensor<8x8xf32>
+"""
+    ),
+    pre="sdy-add-data-flow-edges",
+)
+
+# -- sdy-propagate-to-func-results ------------------------------------------------------------
+
+TO_RESULTS = "sdy-propagate-to-func-results"
+TO_RESULTS_INPUT = (
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %0:3 = call @foo(%arg0, %arg0) : (tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
+  return %0#0 : tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {}]>}, %arg1: tensor<8x8xf32>)
+    -> (tensor<8x8xf32>, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>, jax.result_info = "r1"}, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"z", ?}]>]>} : tensor<8x8xf32>
+  return %0, %arg0, %arg1 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+)
+add(TO_RESULTS, "main-and-private", TO_RESULTS_INPUT)
+add(
+    TO_RESULTS,
+    "single-func-is-main",
+    MESHES
+    + """
+func.func @entry(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  return %arg0 : tensor<8x8xf32>
+}
+""",
+)
+add(TO_RESULTS, "after-propagation", TO_RESULTS_INPUT, pre="sdy-aggressive-propagate")
+
+# -- sdy-insert-func-call-reshards -------------------------------------------------------------
+
+CALL_RESHARDS = "sdy-insert-func-call-reshards"
+add(
+    CALL_RESHARDS,
+    "mismatches",
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0:3 = call @foo(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, <@mesh, [{"y", ?}, {}]>, <@mesh, [{}, {}]>]>} : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
+  %1 = stablehlo.add %0#0, %0#1 : tensor<8x8xf32>
+  %2 = stablehlo.add %1, %0#2 : tensor<8x8xf32>
+  %3 = call @bar(%2) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %4 = call @baz(%3) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"z"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %5 = call @baz(%4) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %6 = call @max(%5) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %6, %4 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {}]>}, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, tensor<8x8xf32>) {
+  return %arg0, %arg0, %arg0 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @bar(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"z"}, {}]>}) {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @baz(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @max(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@maximal, []>}) {
+  return %arg0 : tensor<8x8xf32>
+}
+""",
+)
+
+# -- sdy-unflatten-call-graph ------------------------------------------------------------------
+
+UNFLATTEN = "sdy-unflatten-call-graph"
+UNFLATTEN_INPUT = (
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = call @f(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = call @f_0(%0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = call @f_1(%1) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %3 = call @f_2(%2) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %4 = call @f_2(%3) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %5 = call @g(%4) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %6 = call @g_0(%5) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %7 = call @h(%6) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %7 : tensor<8x8xf32>
+}
+func.func private @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) attributes {sdy.original_func_name = "f"} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @f_0(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) attributes {sdy.original_func_name = "f"} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @f_1(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) attributes {sdy.original_func_name = "f"} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @f_2(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) attributes {sdy.original_func_name = "f"} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @g(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {sdy.original_func_name = "g", sdy.func_manual_axes = #sdy<manual_axes{"x"}>} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @g_0(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {sdy.original_func_name = "g"} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @h(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {?}]>}) -> tensor<8x8xf32> {
+  return %arg0 : tensor<8x8xf32>
+}
+"""
+)
+add(UNFLATTEN, "by-shardings", UNFLATTEN_INPUT)
+add(UNFLATTEN, "dedup-fully", UNFLATTEN_INPUT, **{"dedup-functions-fully": True})

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shardwise.export.passes import cleanup, constant_merger, divisibility, sink
+from shardwise.export.passes import (
+    calls,
+    cleanup,
+    constant_merger,
+    divisibility,
+    named_computations,
+    sink,
+)
 from shardwise.ir import Module
 
 __all__ = ["PASSES", "FUNC_PASSES", "run_export_pass"]
@@ -49,6 +56,10 @@ PASSES: dict[str, PassFn] = {
     "sdy-close-shardings": cleanup.close_shardings,
     "sdy-remove-propagation-debug-info": cleanup.remove_propagation_debug_info,
     "sdy-inline-meshes": cleanup.inline_meshes,
+    "sdy-export-named-computations": named_computations.export_named_computations,
+    "sdy-propagate-to-func-results": calls.propagate_to_func_results,
+    "sdy-unflatten-call-graph": calls.unflatten_call_graph,
+    "sdy-insert-func-call-reshards": calls.insert_func_call_reshards,
 }
 
 

@@ -1,0 +1,143 @@
+"""Call-graph passes at the end of propagation.
+
+`sdy-propagate-to-func-results` (``export/propagate_to_func_results.cc``),
+`sdy-insert-func-call-reshards` (``export/insert_func_call_reshards.cc``) and
+`sdy-unflatten-call-graph` (``export/unflatten_call_graph.cc``).
+"""
+
+from __future__ import annotations
+
+from shardwise.export.passes.divisibility import main_func
+from shardwise.export.passes.func_utils import (
+    FUNC_MANUAL_AXES_ATTR,
+    ORIGINAL_FUNC_NAME_ATTR,
+    callee_of,
+    func_arg_shardings,
+    func_result_shardings,
+)
+from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Module,
+    Op,
+    func_result_attrs,
+    insert_after_value,
+    string_attr_value,
+    symbol_ref,
+)
+from shardwise.propagation.sharding_access import (
+    get_sharding,
+    set_func_result_sharding,
+)
+from shardwise.sharding import TensorSharding
+
+__all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]
+
+
+def propagate_to_func_results(module: Module) -> None:
+    """Every func but the main one gets its returned values' shardings as result shardings."""
+    main = main_func(module)
+    for func in module.funcs:
+        if func is main:
+            continue
+        terminator = func.regions[0].entry.terminator
+        if terminator is None or terminator.name != "func.return":
+            continue
+        for i, operand in enumerate(terminator.operands):
+            sharding = get_sharding(operand)
+            if sharding is not None:
+                set_func_result_sharding(func, i, sharding)
+                continue
+            attrs = func_result_attrs(func, i)
+            if attrs is not None:
+                attrs.pop(SHARDING_ATTR, None)
+
+
+def _reshard_call_results(call: Op, func_shardings: list[TensorSharding]) -> None:
+    for result, func_sharding in zip(call.results, func_shardings, strict=True):
+        call_sharding = get_sharding(result)
+        if func_sharding.is_equivalent(call_sharding):
+            continue
+        target = call_sharding
+        if target is None:
+            target = TensorSharding.fully_closed(func_sharding.mesh_or_ref, func_sharding.rank)
+        reshard = Op(
+            "sdy.reshard",
+            [result],
+            [result.type],
+            properties={"sharding": target},
+            location=call.location,
+            loc_text=call.loc_text,
+        )
+        insert_after_value(reshard, result)
+        result.replace_all_uses_with(reshard.results[0], except_op=reshard)
+    set_per_value(call, SHARDING_ATTR, func_shardings)
+
+
+def insert_func_call_reshards(module: Module) -> None:
+    """Call results take the callee's result shardings; a reshard restores the old one."""
+    for call in [op for op in module.op.walk_post_order() if op.name == "func.call"]:
+        func_shardings = func_result_shardings(module, callee_of(module, call))
+        if func_shardings is None:
+            call_shardings = get_per_value(call, SHARDING_ATTR)
+            if not call_shardings:
+                continue
+            func_shardings = [
+                TensorSharding.fully_closed(s.mesh_or_ref, s.rank) for s in call_shardings
+            ]
+        _reshard_call_results(call, func_shardings)
+
+
+def _original_name(module: Module, func: Op) -> str:
+    attr = func.attributes.get(ORIGINAL_FUNC_NAME_ATTR)
+    if attr is not None:
+        return string_attr_value(attr)
+    return module.symbol_name(func) or ""
+
+
+def _key(module: Module, func: Op, ignore_shardings: bool) -> tuple:
+    """`getComputationKey`: original name, manual axes, arg and result shardings."""
+    manual = func.attributes.get(FUNC_MANUAL_AXES_ATTR)
+    if ignore_shardings:
+        return (_original_name(module, func), str(manual), None, None)
+    args = func_arg_shardings(module, func)
+    results = func_result_shardings(module, func)
+    return (
+        _original_name(module, func),
+        str(manual),
+        None if args is None else tuple(args),
+        None if results is None else tuple(results),
+    )
+
+
+def _func_cache(module: Module, calls: list[Op], fully: bool) -> dict[tuple, Op]:
+    cache: dict[tuple, Op] = {}
+    for call in calls:
+        func = callee_of(module, call)
+        cache.setdefault(_key(module, func, fully), func)
+    if not fully:
+        return cache
+    # Dedup fully: per original name, the variant with the most call sites wins (ties: first).
+    counts: dict[tuple, int] = {}
+    for call in calls:
+        func = callee_of(module, call)
+        group = _key(module, func, True)
+        own = _key(module, func, False)
+        counts[own] = counts.get(own, 0) + 1
+        cached_key = _key(module, cache[group], False)
+        if counts[own] > counts.get(cached_key, 0):
+            cache[group] = func
+    return cache
+
+
+def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> None:
+    """Calls to clones of one original func with equal shardings share one callee."""
+    calls = [op for op in module.op.walk_post_order() if op.name == "func.call"]
+    cache = _func_cache(module, calls, dedup_functions_fully)
+    for call in calls:
+        func = cache[_key(module, callee_of(module, call), dedup_functions_fully)]
+        call.properties["callee"] = symbol_ref(module.symbol_name(func) or "")
+    for op in module.walk():
+        if op.name == "func.func":
+            op.attributes.pop(ORIGINAL_FUNC_NAME_ATTR, None)
+            op.attributes.pop(FUNC_MANUAL_AXES_ATTR, None)

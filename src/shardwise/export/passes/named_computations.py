@@ -1,0 +1,135 @@
+"""`sdy-export-named-computations` (``export/export_named_computations.cc``).
+
+Each ``sdy.named_computation`` (innermost first) becomes a private ``func.func`` named after
+it (uniqued with ``_N`` suffixes like MLIR's SymbolTable) that carries its body, its
+in-shardings as argument shardings and ``sdy.original_func_name``; the op itself becomes a
+``func.call`` with the op's discardable attributes and its out-shardings. Shardings left on
+data-flow edges are sunk first and those edges removed.
+"""
+
+from __future__ import annotations
+
+from shardwise.export.passes.func_utils import EXECUTION_THREAD_ATTR, ORIGINAL_FUNC_NAME_ATTR
+from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
+from shardwise.export.passes.sink import shardings_from_data_flow_edges
+from shardwise.ir import (
+    SHARDING_ATTR,
+    ArrayAttr,
+    DictAttr,
+    Module,
+    Op,
+    RawAttr,
+    Region,
+    SymbolTable,
+    Value,
+    string_attr,
+    string_attr_value,
+    symbol_ref,
+)
+
+__all__ = ["export_named_computations"]
+
+
+def _remove_data_flow_edges(values: list[Value]) -> None:
+    """Erase the data-flow edge that is a value's first user (MLIR's newest use)."""
+    for value in values:
+        if not value.uses:
+            continue
+        edge = value.uses[-1][0]
+        if edge.name != "sdy.data_flow_edge":
+            continue
+        assert len(value.uses) == 1, "a data-flow edge owner with several uses"
+        edge.results[0].replace_all_uses_with(edge.operands[0])
+        edge.erase()
+
+
+def _sink_edges(op: Op) -> None:
+    shardings = shardings_from_data_flow_edges(list(op.regions[0].entry.args))
+    if shardings:
+        set_per_value(op, "in_shardings", shardings)
+    shardings = shardings_from_data_flow_edges(list(op.results))
+    if shardings:
+        set_per_value(op, "out_shardings", shardings)
+
+
+def _function_type(op: Op) -> RawAttr:
+    args = ", ".join(str(a.type) for a in op.regions[0].entry.args)
+    results = ", ".join(str(r.type) for r in op.results)
+    return RawAttr(f"({args}) -> ({results})")
+
+
+def _move_body(op: Op) -> Region:
+    """`inlineRegionAndConvertTerminatorOp<func::ReturnOp>`: take the blocks, sdy.return ->
+    func.return."""
+    region = Region()
+    for block in list(op.regions[0].blocks):
+        region.add_block(block)
+        old = block.ops[-1]
+        ret = Op("func.return", list(old.operands), location=old.location, loc_text=old.loc_text)
+        block.append(ret)
+        old.erase()
+    op.regions[0].blocks = []
+    return region
+
+
+def _create_func(op: Op, table: SymbolTable) -> str:
+    name = string_attr_value(op.get_attr("name"))
+    func = Op(
+        "func.func",
+        properties={
+            "sym_name": string_attr(name),
+            "function_type": _function_type(op),
+            "sym_visibility": string_attr("private"),
+        },
+        attributes={ORIGINAL_FUNC_NAME_ATTR: string_attr(name)},
+        location=op.location,
+        loc_text=op.loc_text,
+    )
+    func.add_region(_move_body(op))
+    _remove_data_flow_edges(list(func.regions[0].entry.args))
+    in_shardings = get_per_value(op, "in_shardings")
+    if in_shardings:
+        func.properties["arg_attrs"] = ArrayAttr(
+            [DictAttr({SHARDING_ATTR: s}) for s in in_shardings]
+        )
+    thread = op.attributes.get(EXECUTION_THREAD_ATTR)
+    if thread is not None:
+        func.attributes[EXECUTION_THREAD_ATTR] = thread
+    return table.insert(func)
+
+
+def _replace_with_call(op: Op, callee: str) -> Op:
+    attrs = {k: v for k, v in op.attributes.items() if k != EXECUTION_THREAD_ATTR}
+    call = Op(
+        "func.call",
+        list(op.operands),
+        [r.type for r in op.results],
+        properties={"callee": symbol_ref(callee)},
+        attributes=attrs,
+        location=op.location,
+        loc_text=op.loc_text,
+        result_names=[r.name for r in op.results],
+    )
+    out_shardings = get_per_value(op, "out_shardings")
+    if out_shardings:
+        set_per_value(call, SHARDING_ATTR, out_shardings)
+    block = op.parent
+    assert block is not None
+    block.insert_before(op, call)
+    for old, new in zip(op.results, call.results, strict=True):
+        old.replace_all_uses_with(new)
+    op.erase()
+    return call
+
+
+def export_named_computations(module: Module) -> None:
+    """Named computations -> private funcs + calls (post-order: nested ones first)."""
+    table = SymbolTable(module)
+    call_results: list[Value] = []
+    for op in list(module.op.walk_post_order()):
+        if op.name != "sdy.named_computation":
+            continue
+        _sink_edges(op)
+        callee = _create_func(op, table)
+        call_results += _replace_with_call(op, callee).results
+    _remove_data_flow_edges(call_results)
