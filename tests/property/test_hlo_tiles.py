@@ -168,9 +168,14 @@ def _tile_counts(text: str, rank: int) -> tuple[int, ...]:
 
 # -- the laws ------------------------------------------------------------------------------------
 
+# Hypothesis picks the seed of a plain `random.Random` that builds the case: drawing every
+# choice through Hypothesis is slow for device shuffles, and a failing seed still replays.
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
-@given(st.randoms(use_true_random=False))
-def test_every_device_holds_the_same_tile(rng: random.Random) -> None:
+
+@given(SEEDS)
+def test_every_device_holds_the_same_tile(seed: int) -> None:
+    rng = random.Random(seed)
     mesh = random_mesh(rng)
     sharding = random_sharding(mesh, rng)
     text = to_hlo_sharding(sharding, mesh)
@@ -181,8 +186,9 @@ def test_every_device_holds_the_same_tile(rng: random.Random) -> None:
         assert hlo == sdy_tile_index(sharding, mesh, device), (str(sharding), text, device)
 
 
-@given(st.randoms(use_true_random=False))
-def test_round_trip_is_identity(rng: random.Random) -> None:
+@given(SEEDS)
+def test_round_trip_is_identity(seed: int) -> None:
+    rng = random.Random(seed)
     mesh = random_mesh(rng)
     sharding = random_sharding(mesh, rng)
     text = to_hlo_sharding(sharding, mesh)
@@ -212,8 +218,9 @@ def _random_collective_axes(mesh: Mesh, rng: random.Random) -> list[AxisRef]:
     return pieces
 
 
-@given(st.randoms(use_true_random=False))
-def test_replica_groups_are_the_devices_that_agree_off_the_axes(rng: random.Random) -> None:
+@given(SEEDS)
+def test_replica_groups_are_the_devices_that_agree_off_the_axes(seed: int) -> None:
+    rng = random.Random(seed)
     mesh = random_mesh(rng)
     axes = _random_collective_axes(mesh, rng)
     groups = replica_groups(mesh, axes).groups
@@ -245,8 +252,9 @@ def _off_axis_key(mesh: Mesh, coords: dict[str, int], axes: list[AxisRef]) -> tu
     return tuple(key)
 
 
-@given(st.randoms(use_true_random=False))
-def test_replica_group_iota_text_expands_to_the_groups(rng: random.Random) -> None:
+@given(SEEDS)
+def test_replica_group_iota_text_expands_to_the_groups(seed: int) -> None:
+    rng = random.Random(seed)
     mesh = random_mesh(rng)
     result = replica_groups(mesh, _random_collective_axes(mesh, rng))
     if result.iota is None:
