@@ -353,6 +353,20 @@ TABLE: list[tuple[str, str]] = [
       %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [1], lhs_dilate = [2], rhs_dilate = [3]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x9x2xf32>, tensor<2x2x4xf32>) -> tensor<1x14x4xf32>""",
     ),
     (
+        "sort_default_and_negative_dimension",
+        """(%a: tensor<8x4xf32>) {
+      %0 = "stablehlo.sort"(%a) ({
+      ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+        %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      }) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      %1 = "stablehlo.sort"(%a) ({
+      ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+        %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      }) {dimension = -1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>""",
+    ),
+    (
         "func_call",
         """(%a: tensor<8x4xf32>) {
       %0 = func.call @callee(%a) : (tensor<8x4xf32>) -> tensor<8x4xf32>""",

@@ -329,3 +329,14 @@ def test_convolution_spatial_factors_and_conservative_mode() -> None:
         rule(op, conservative=True)
         == "([i, l, j], [m, j, k])->([i, n, k]) {i=2, j=3, k=16, l=1, m=1, n=1} reduction={j}"
     )
+
+
+def test_reshape_with_dynamic_dims_gets_no_rule() -> None:
+    op = Op("stablehlo.reshape", result_types=[TensorType((8,), "f32")])
+    op.add_operand(Block([TensorType((-1, 4), "f32")]).args[0])
+    assert create_op_sharding_rule(op) is None
+
+
+def test_sort_without_dimension_is_all_pass_through() -> None:
+    # The default dimension -1 matches no dim (as in Shardy).
+    assert rule(make_op("stablehlo.sort", "8x4", "8x4")) == "([i, j])->([i, j]) {i=8, j=4}"

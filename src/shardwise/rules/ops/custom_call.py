@@ -131,7 +131,9 @@ def _approx_top_k(op: Op) -> OpShardingRule:
 def _x64_combine(op: Op) -> OpShardingRule | None:
     """Pointwise, except when feeding an rng_bit_generator: ``([i], [i])->([i])`` need_replication
     and blocked, since the generator's state must stay replicated."""
-    if not any(user.name == "stablehlo.rng_bit_generator" for user in op.results[0].users):
+    if not op.results or not any(
+        user.name == "stablehlo.rng_bit_generator" for user in op.results[0].users
+    ):
         return build_pointwise(op)
     shape = result_shape(op)
     return (

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from shardwise.ir import Op
+from shardwise.rules import stablehlo_attrs as attrs
 from shardwise.rules.builder import NULL_DIM, OpShardingRuleBuilder
-from shardwise.rules.ops.common import i64_array_attr, int_attr, operand_shape, result_shape
+from shardwise.rules.ops.common import i64_array_attr, operand_shape, result_shape
 from shardwise.rules.registry import register
 from shardwise.rules.rule import FactorType, OpShardingRule
 
@@ -16,7 +17,9 @@ def sort_rule(op: Op, conservative: bool) -> OpShardingRule:
     """``([i, j], [i, j])->([i, j], [i, j]) need_replication={j}`` for dimension 1: a sort
     needs the whole sort dim; it is also blocked when every other dim has size 1."""
     shape = operand_shape(op)
-    sort_dim = int_attr(op, "dimension")
+    # Like Shardy, a negative (or absent, i.e. -1) dimension matches no dim: all pass through.
+    dim_attr = op.get_attr("dimension")
+    sort_dim = -1 if dim_attr is None else attrs.parse_int(dim_attr)
     blocked = all(size == 1 for dim, size in enumerate(shape) if dim != sort_dim)
     builder = OpShardingRuleBuilder.for_op(op)
     for dim, size in enumerate(shape):

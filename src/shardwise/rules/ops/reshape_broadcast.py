@@ -131,6 +131,9 @@ def reshape_rule(op: Op, conservative: bool) -> OpShardingRule | None:
     in_shape, out_shape = operand_shape(op), result_shape(op)
     if math.prod(in_shape) == 0:
         return None
+    if min(in_shape + out_shape, default=0) < 0:
+        # Dynamic dims: the decomposition needs static sizes (and would not terminate).
+        return None
     a, b = _ReshapeCursor(in_shape), _ReshapeCursor(out_shape)
     builder = OpShardingRuleBuilder.for_op(op)
     while a.open or b.open:
