@@ -25,13 +25,15 @@ from shardwise.propagation.factor_propagation import (
     PropagationDirection,
     merge_compatible_major_axes,
     propagate_anything,
+    propagate_op_shardings,
 )
 from shardwise.propagation.projection import (
     FactorSharding,
     ShardingProjection,
     TensorFactorShardings,
 )
-from tests.unit.propagation_notation import axes, fs, show, tfs
+from shardwise.rules.rule import OpShardingRule
+from tests.unit.propagation_notation import axes, fs, sharding, show, tfs
 
 BASIC = BasicFactorPropagation()
 AGGRESSIVE = AggressiveFactorPropagation()
@@ -609,3 +611,25 @@ def test_no_candidates_means_no_updates() -> None:
 def test_propagate_anything_is_both() -> None:
     assert propagate_anything(3) == PropagationDirection.BOTH
     assert [int(d) for d in PropagationDirection] == [0, 1, 2, 3]
+
+
+# -- the memoized one-op step -------------------------------------------------------------------
+
+
+def test_propagate_op_shardings_dot() -> None:
+    # ([i, k], [k, j])->([i, j]) {i=8, j=32, k=16} reduction={k}
+    rule = OpShardingRule((8, 32, 16), (((0,), (2,)), ((2,), (1,))), (((0,), (1,)),), (2,))
+    mesh = make_mesh(x=2, y=4, z=2)
+    lhs = sharding('[{"x", ?}, {"y", ?}]')
+    rhs = sharding('[{?}, {"z", ?}]')
+    args = (BASIC, rule, (lhs, rhs), (None,), "mesh", mesh, (B, B, B))
+    propagate_op_shardings.cache_clear()
+    operands, results = propagate_op_shardings(*args)
+    # rhs gets the contracting "y" (k) in front of its own "z" (j); the result i and j.
+    assert operands == (None, sharding('[{"y", ?}, {"z", ?}]'))
+    assert results == (sharding('[{"x", ?}, {"z", ?}]'),)
+    # A fresh but equal strategy instance hits the cache.
+    assert propagate_op_shardings(BasicFactorPropagation(), *args[1:]) == (operands, results)
+    assert propagate_op_shardings.cache_info().hits == 1
+    # Blocking every factor propagates nothing.
+    assert propagate_op_shardings(*args[:-1], (N, N, N)) == ((None, None), (None,))

@@ -16,15 +16,13 @@ Aggressive (`AggressiveFactorPropagation`): step A for all factors on the untouc
 then factors in preference order (largest source tensor first), conflicts resolved per
 receiving tensor, results before operands.
 
-Direction only says which tensors may CONTRIBUTE axes; the axes are then offered to every
-tensor that has the factor.
-
 `mesh` may be None, as in Shardy's C++ unit tests: divisibility is then not checked.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,6 +43,8 @@ from shardwise.propagation.projection import (
     UpdateTensorShardings,
     is_strict_prefix,
 )
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sharding import TensorSharding
 
 __all__ = [
     "PropagationDirection",
@@ -57,6 +57,7 @@ __all__ = [
     "compatible_prefix_no_conflicts_across_factors",
     "compatible_prefix_no_conflicts_within_factor",
     "propagate_anything",
+    "propagate_op_shardings",
 ]
 
 
@@ -243,9 +244,19 @@ def _fitting_prefix(
 
 
 class FactorPropagation:
-    """A strategy growing factor shardings (Shardy `FactorPropagation`). Stateless."""
+    """A strategy growing factor shardings (Shardy `FactorPropagation`).
+
+    Strategies are stateless: two instances of one class are equal (and hash alike), so they
+    can be part of a cache key.
+    """
 
     name = "abstract"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
 
     def propagate_factor_shardings(
         self,
@@ -547,3 +558,45 @@ def _preferred_factor_order(
         return (-source.size, -candidate_size(factor), source.index, factor)
 
     return sorted(range(len(factor_sizes)), key=key)
+
+
+# -- one op, as a pure function of frozen values -------------------------------------------------
+
+NewShardings = tuple[TensorSharding | None, ...]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def propagate_op_shardings(
+    strategy: FactorPropagation,
+    rule: OpShardingRule,
+    operand_shardings: tuple[TensorSharding | None, ...],
+    result_shardings: tuple[TensorSharding | None, ...],
+    mesh_name: str,
+    mesh: AxisSizes,
+    directions: tuple[PropagationDirection, ...],
+    conservative: bool = False,
+    op_is_elementwise: bool = False,
+) -> tuple[NewShardings, NewShardings]:
+    """Project, propagate and project back one op's shardings; memoized.
+
+    The core of Shardy's `propagateTensorShardings` (steps 3-6 of shardy-notes 5.2) minus the
+    writes: `directions[f]` is the effective direction of factor f (NONE for blocked factors).
+    Returns the new sharding of every operand and result whose update bit is set, None for the
+    others; the caller still drops a new sharding equal to the old one, or with no axes at all
+    where the value had none. Every argument is a frozen value, so results are cached.
+    """
+    projection = ShardingProjection.build(operand_shardings, result_shardings, rule, mesh)
+    updates = strategy.propagate_factor_shardings(
+        projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op_is_elementwise
+    )
+
+    def new(tensors, mappings, bits) -> NewShardings:
+        return tuple(
+            t.create_tensor_sharding(m, rule.factor_sizes, mesh_name, mesh) if bit else None
+            for t, m, bit in zip(tensors, mappings, bits, strict=True)
+        )
+
+    return (
+        new(projection.operands, rule.operand_mappings, updates.operands),
+        new(projection.results, rule.result_mappings, updates.results),
+    )
