@@ -331,3 +331,35 @@ def test_export_module_to_hlo() -> None:
     assert json.loads(json.dumps(summary))["values"][0]["sdy"] == (
         '#sdy.sharding<@mesh, [{"x"}, {}]>'
     )
+
+
+MANUAL_MODULE = """
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
+    %1 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<4x8xf32>
+    sdy.return %1 : tensor<4x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2:2 = "stablehlo.optimization_barrier"(%0, %0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"z"}, {}]>, <@mesh, [{}, {}]>]>} : (tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  return %2#0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_export_module_manual_axes_and_tuples() -> None:
+    """Ops in a manual computation get its manual axes; two results give a tuple sharding."""
+    mlir = pytest.importorskip("shardwise.io.mlir")
+    from shardwise.export.hlo_module import HLO_SHARDING_ATTR, export_module_to_hlo
+
+    module = mlir.load_text(MANUAL_MODULE)
+    export_module_to_hlo(module)
+    ops = {op.name: op for op in module.walk()}
+    add = ops["stablehlo.add"].attributes[HLO_SHARDING_ATTR]
+    barrier = ops["stablehlo.optimization_barrier"].attributes[HLO_SHARDING_ATTR]
+    assert str(add) == (
+        '"{devices=[1,2,2,2]<=[2,2,2]T(1,0,2) last_tile_dims={manual, replicated}}"'
+    )
+    assert (
+        str(barrier) == '"{{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}, {replicated}}"'
+    )
+    assert HLO_SHARDING_ATTR not in ops["sdy.manual_computation"].attributes
