@@ -320,6 +320,30 @@ INVALID: list[tuple[str, str]] = [
         ),
     ),
     ("rule-not-a-rule", op("sdy.sharding_rule = #sdy.sharding<@mesh, [{}, {}]>")),
+    # -- two errors: which one is reported first ---------------------------------------------
+    (
+        "order-op-attr-before-earlier-constraint",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.sharding_constraint %arg0 ⟪<@mesh, [{"e"}]>‖<@mesh, [{"b"}]>⟫ : tensor<8xf32>\n'
+        '  %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"f"}]>]>}'
+        " : tensor<8xf32>\n"
+        "  return %1 : tensor<8xf32>\n}",
+    ),
+    (
+        "order-pre-order-ops",
+        'func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"g"}]>})'
+        " -> tensor<8xf32> {\n"
+        '  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"f"}]>]>}'
+        " : tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n}",
+    ),
+    (
+        "order-mesh-before-everything",
+        'sdy.mesh @m2 = ⟪<["x"=0]>‖<["x"=1]>⟫\n'
+        'func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"g"}]>})'
+        " -> tensor<8xf32> {\n"
+        "  return %arg0 : tensor<8xf32>\n}",
+    ),
     # -- meshes (attribute-level: no op prefix) -----------------------------------------------
     ("mesh-axis-size-zero", 'sdy.mesh @m2 = ⟪<["x"=0]>‖<["x"=1]>⟫'),
     ("mesh-duplicate-axis", 'sdy.mesh @m2 = ⟪<["x"=2, "x"=2]>‖<["x"=2, "y"=2]>⟫'),
