@@ -27,7 +27,24 @@ from shardwise.imports.sharding_groups import sharding_group_import
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module
 
-__all__ = ["PASSES", "run_import_pass", "import_pipeline"]
+__all__ = [
+    "PASSES",
+    "run_import_pass",
+    "import_pipeline",
+    "symbol_dce",
+    "lift_inlined_meshes",
+    "remove_size_one_axes",
+    "propagate_sharding_from_func_to_call",
+    "constant_or_scalar_splitter",
+    "manual_axes_cleanup",
+    "add_data_flow_edges",
+    "flatten_call_graph",
+    "import_func_calls",
+    "apply_sharding_constraints",
+    "sharding_group_import",
+    "pre_order_funcs",
+    "add_func_data_flow_edges",
+]
 
 PASSES: dict[str, Callable[..., None]] = {
     "symbol-dce": symbol_dce,

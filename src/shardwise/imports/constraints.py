@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shardwise.errors import UnsupportedError
 from shardwise.ir import (
     Module,
     Op,
@@ -152,8 +153,20 @@ def _apply_manual_computation(op: Op) -> None:
         _apply(op, operand, sharding, new_constraint)
 
 
-def apply_sharding_constraints(module: Module) -> None:
+def apply_sharding_constraints(
+    module: Module,
+    debug_sharding_origins: bool = False,
+    debug_propagation_edge_sharding: bool = False,
+) -> None:
     """Apply every constraint / manual-computation in-sharding (walk in MLIR's post-order)."""
+    if debug_sharding_origins or debug_propagation_edge_sharding:
+        # Shardy then names every constraint and records origins/edges on the module
+        # (prop/debugging/source_sharding.cc); not ported.
+        raise UnsupportedError(
+            "sdy-apply-sharding-constraints: the debug-sharding-origins and "
+            "debug-propagation-edge-sharding options are not supported yet; run without them",
+            module.op.location,
+        )
     for op in list(module.op.walk_post_order()):
         if op.name == _CONSTRAINT:
             _apply_constraint_op(op)

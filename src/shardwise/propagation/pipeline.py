@@ -1,0 +1,72 @@
+"""`sdy-propagation-pipeline`: import, propagate (user priority), export.
+
+Shardy's prop/propagation_pipeline.cc, steps in its order:
+
+1. the import pipeline (`shardwise.imports.import_pipeline`);
+2. dedup mode: ``sdy-add-func-data-flow-edges``; default mode: ``sdy-flatten-call-graph``,
+   ``symbol-dce``, ``sdy-import-func-calls``, ``symbol-dce``,
+   ``sdy-apply-sharding-constraints``, ``sdy-sharding-group-import``;
+3. ``sdy-pre-order-funcs``;
+4. ``sdy-user-priority-propagate`` with the pipeline's options and keep-sharding-rules on;
+5. the export steps (named computations back to funcs, func results, unflatten, symbol-dce,
+   func-call reshards, the export pipeline): `shardwise.export.pipeline.export_pipeline`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from shardwise.imports import (
+    add_func_data_flow_edges,
+    apply_sharding_constraints,
+    flatten_call_graph,
+    import_func_calls,
+    import_pipeline,
+    pre_order_funcs,
+    sharding_group_import,
+    symbol_dce,
+)
+from shardwise.ir import Module
+from shardwise.propagation.options import PropagationOptions
+from shardwise.propagation.passes import user_priority_propagate
+
+__all__ = ["propagation_pipeline", "import_and_propagate"]
+
+
+def import_and_propagate(module: Module, options: PropagationOptions | None = None) -> None:
+    """Steps 1-4: everything up to and including ``sdy-user-priority-propagate``."""
+    options = options or PropagationOptions()
+    import_pipeline(module, dedup_functions_fully=options.dedup_functions_fully)
+    if options.dedup_functions_fully:
+        add_func_data_flow_edges(module)
+    else:
+        flatten_call_graph(module)
+        symbol_dce(module)
+        import_func_calls(module)
+        symbol_dce(module)
+        apply_sharding_constraints(
+            module,
+            debug_sharding_origins=options.debug_sharding_origins,
+            debug_propagation_edge_sharding=options.debug_propagation_edge_sharding,
+        )
+        sharding_group_import(module)
+    pre_order_funcs(module)
+    # The pipeline keeps the rules it stored: the export steps read them.
+    user_priority_propagate(module, options.with_options(keep_sharding_rules=True))
+
+
+def propagation_pipeline(module: Module, options: PropagationOptions | None = None) -> None:
+    """The whole ``sdy-propagation-pipeline`` on `module`, in place."""
+    options = options or PropagationOptions()
+    import_and_propagate(module, options)
+    # ---- export steps (5-10 of propagation_pipeline.cc), owned by shardwise.export ----
+    try:
+        from shardwise.export.pipeline import export_pipeline  # type: ignore[import-not-found]
+    except ImportError:
+        warnings.warn(
+            "shardwise.export.pipeline is not available yet: the module is left as it is "
+            "right after propagation (data-flow edges, named computations, no export passes)",
+            stacklevel=2,
+        )
+        return
+    export_pipeline(module, options)

@@ -1,0 +1,104 @@
+"""The propagation pipeline up to ``sdy-user-priority-propagate`` vs Shardy's same prefix.
+
+Shardy's ``sdy-propagation-pipeline`` is run as its explicit pass list (steps 1-4 of
+prop/propagation_pipeline.cc) so the comparison stops before the export steps.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+import pytest
+
+from shardwise.errors import VerifyError
+from shardwise.imports import run_import_pass
+from shardwise.io.mlir import load_text, write_text
+from shardwise.io.reference import ReferenceError, run_pass
+from shardwise.propagation.options import PropagationOptions
+from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
+from tests.differential import import_cases as cases
+
+CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
+
+_PROPAGATE = "sdy-user-priority-propagate{keep-sharding-rules=true}"
+PREFIX = {
+    False: [
+        "sdy-import-pipeline",
+        "sdy-flatten-call-graph",
+        "symbol-dce",
+        "sdy-import-func-calls",
+        "symbol-dce",
+        "sdy-apply-sharding-constraints",
+        "sdy-sharding-group-import",
+        "sdy-pre-order-funcs",
+        _PROPAGATE,
+    ],
+    True: [
+        "sdy-import-pipeline{dedup-functions-fully=true}",
+        "sdy-add-func-data-flow-edges",
+        "sdy-pre-order-funcs",
+        _PROPAGATE,
+    ],
+}
+
+OWN = {
+    **{f"pipeline-{k}": v for k, v in cases.IMPORT_PIPELINE.items()},
+    **{f"calls-{k}": v for k, v in cases.IMPORT_FUNC_CALLS.items()},
+    **{f"constraints-{k}": v for k, v in cases.APPLY_SHARDING_CONSTRAINTS.items()},
+    **{
+        f"splitter-{k}": v
+        for k, v in cases.CONSTANT_OR_SCALAR_SPLITTER.items()
+        if k != "constant_calls_and_named_computations"  # see the test below
+    },
+    **{f"groups-{k}": v for k, v in cases.SHARDING_GROUP_IMPORT.items()},
+}
+INPUTS = [pytest.param(p.read_text(), id=p.stem) for p in CORPUS] + [
+    pytest.param(text, id=name) for name, text in OWN.items()
+]
+
+
+def _ours(text: str, dedup: bool) -> str:
+    module = load_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import_and_propagate(module, PropagationOptions(dedup_functions_fully=dedup))
+    return write_text(module, debug_info=False)
+
+
+@pytest.mark.parametrize("dedup", [False, True], ids=["default", "dedup"])
+@pytest.mark.parametrize("text", INPUTS)
+def test_import_and_propagate_matches_reference(text: str, dedup: bool):
+    assert _ours(text, dedup) == run_pass(text, PREFIX[dedup])
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("shardwise.export.pipeline") is not None,
+    reason="the export pipeline exists: its own tests cover the full pipeline",
+)
+def test_without_export_pipeline_stops_after_propagation_with_a_warning():
+    text = cases.IMPORT_PIPELINE["everything_small"]
+    module = load_text(text)
+    with pytest.warns(UserWarning, match="export.pipeline is not available"):
+        propagation_pipeline(module)
+    assert write_text(module, debug_info=False) == _ours(text, dedup=False)
+
+
+def test_named_computation_present_before_import_gets_two_edges_in_both():
+    """Shardy adds data-flow edges to a named computation that was in the input twice.
+
+    ``sdy-import-pipeline`` adds them, and ``sdy-import-func-calls`` adds them again to every
+    named computation, so the module no longer verifies; ours ends up the same way.
+    """
+    text = cases.CONSTANT_OR_SCALAR_SPLITTER["constant_calls_and_named_computations"]
+    passes = PREFIX[False][:4]
+    with pytest.raises(ReferenceError, match="expected input of sdy.data_flow_edge"):
+        run_pass(text, passes)
+    module = load_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for spec in passes:
+            run_import_pass(module, spec)
+    with pytest.raises(VerifyError, match="expected input of sdy.data_flow_edge"):
+        write_text(module)
