@@ -21,6 +21,7 @@ from shardwise.ir import SHARDING_RULE_ATTR, Module
 from shardwise.rules.populate import populate_op_sharding_rules
 from shardwise.rules.registry import UnknownOpWarning
 from tests.differential import rule_strategies as rs
+from tests.differential.rule_strategies_special import FAMILIES
 
 PASS = "sdy-populate-op-sharding-rules"
 CONSERVATIVE_PASS = PASS + "{conservative-propagation=true}"
@@ -405,15 +406,15 @@ def test_table_exercises_rules_and_no_rules(table_results) -> None:
 # -- generated cases, one op family per test ----------------------------------------------------
 
 
-@pytest.mark.parametrize("family", sorted(rs.FAMILIES))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
 @settings(max_examples=EXAMPLES)
 @given(data=st.data())
 def test_family_matches_reference(family: str, data: st.DataObject) -> None:
-    cases = data.draw(st.lists(rs.FAMILIES[family](), min_size=4, max_size=24), label="cases")
+    cases = data.draw(st.lists(FAMILIES[family](), min_size=4, max_size=24), label="cases")
     assert_module_matches(rs.module_text(cases))
 
 
 @settings(max_examples=EXAMPLES)
-@given(st.lists(st.one_of([f() for f in rs.FAMILIES.values()]), min_size=10, max_size=40))
+@given(st.lists(st.one_of([f() for f in FAMILIES.values()]), min_size=10, max_size=40))
 def test_mixed_families_match_reference(cases: list[rs.FuncCase]) -> None:
     assert_module_matches(rs.module_text(cases))
