@@ -280,8 +280,9 @@ def test_load_errors(text: str, cls: type, pos: tuple[int, int], message: str) -
         (b"  \n\n", "empty input", None),
         (b"module {}\n\x00\x01", "binary file", (2, 1)),
         (b"module {\n// caf\xe9\n}", "not UTF-8", (2, 7)),
+        (b"ML\xefR\rMLIR\x00", "MLIR bytecode; shardwise reads MLIR text", (1, 1)),
     ],
-    ids=["missing", "directory", "empty", "blank", "binary", "latin1"],
+    ids=["missing", "directory", "empty", "blank", "binary", "latin1", "bytecode"],
 )
 def test_load_file_errors(
     tmp_path: Path, content: bytes | str | None, message: str, pos: tuple[int, int] | None
@@ -296,6 +297,18 @@ def test_load_file_errors(
     assert info.value.location.file == str(path)
     if pos is not None:
         assert (info.value.location.line, info.value.location.col) == pos
+
+
+def test_utf8_bom_is_skipped(tmp_path: Path) -> None:
+    """Editors hide the byte-order mark: columns must not count it."""
+    positions = []
+    for name, prefix in [("plain.mlir", b""), ("bom.mlir", b"\xef\xbb\xbf")]:
+        path = tmp_path / name
+        path.write_bytes(prefix + b"module }\n")
+        with pytest.raises(ParseError, match="expected '{' to begin a region") as info:
+            mlir.load_file(path)
+        positions.append((info.value.location.line, info.value.location.col))
+    assert positions[0] == positions[1]
 
 
 def test_write_file_is_atomic_and_reports_bad_targets(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ every ``loc(...)`` blanked out.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
@@ -47,6 +48,7 @@ _LOC_SCAN_RE = re.compile(
     re.M,
 )
 _CURRENT_OP_NOTE = "see current operation"
+_BYTECODE_MAGIC = b"ML\xefR"
 _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
 
 _context: Any = None
@@ -223,12 +225,20 @@ def read_text_file(path: str | os.PathLike[str]) -> str:
         raise InputError("permission denied reading the file", Location(name)) from None
     except OSError as e:
         raise InputError(f"cannot read the file: {e.strerror}", Location(name)) from None
+    if data.startswith(_BYTECODE_MAGIC):
+        raise InputError(
+            "MLIR bytecode; shardwise reads MLIR text: convert it first, e.g. "
+            "`mlir-opt IN.mlirbc -o OUT.mlir` or `str(module)` with the MLIR Python bindings",
+            Location(name, 1, 1),
+        )
     if b"\0" in data:
         raise InputError(
-            "binary file (contains NUL bytes); expected MLIR text. For bytecode, convert it "
-            "with `mlir-opt --emit-bytecode=false` or print it from Python first",
+            "binary file (contains NUL bytes); expected MLIR text such as the output of "
+            "`jax.jit(f).lower(...).as_text()`",
             _byte_location(data, data.index(b"\0"), name),
         )
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]  # invisible in editors: columns count without it
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
