@@ -24,7 +24,9 @@ Errors carry ``Location("-", 1, column)``; the io layer shifts them to the file 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TypeVar
 
 from shardwise.axis import AxisRef, SubAxisInfo
@@ -62,6 +64,8 @@ _START_AT_Z = 17
 _BARE_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _BARE_CHARS = _BARE_START | set("0123456789$.")
 _HEX = set("0123456789abcdefABCDEF")
+_WHITESPACE = " \t\r\n"
+_WHITESPACE_RE = re.compile(r"[ \t\r\n]*")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 _REDUCTION_OPS = ("sum", "max", "min")
 _TYPED_FACTOR_LISTS = ("reduction", "need_replication", "permutation", "blocked_propagation")
@@ -84,8 +88,10 @@ class SdyParser:
         return ParseError(message, Location("-", 1, pos + 1))
 
     def _skip_ws(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
-            self.pos += 1
+        if self.pos < len(self.text) and self.text[self.pos] in _WHITESPACE:
+            match = _WHITESPACE_RE.match(self.text, self.pos)
+            assert match is not None
+            self.pos = match.end()
 
     def at_end(self) -> bool:
         self._skip_ws()
@@ -522,12 +528,14 @@ _BODY_PARSERS: dict[str, Callable[[SdyParser], SdyAttribute]] = {
 # -- public entry points ----------------------------------------------------------------------
 
 
+@lru_cache(maxsize=8192)
 def parse_sdy_attribute(text: str) -> SdyAttribute | None:
     """Parse a whole ``#sdy...`` attribute; None for an ``#sdy`` form we do not model.
 
     Modelled: mesh, sharding, sharding_per_value, op_sharding_rule, manual_axes. Other
     mnemonics (``#sdy.propagation_edges<...>``, ...) give None. Raises `ParseError` for
-    malformed text or text that is not an ``#sdy`` attribute.
+    malformed text or text that is not an ``#sdy`` attribute. Results are immutable values
+    and cached by text (a model repeats the same few shardings thousands of times).
     """
     parser = SdyParser(text)
     mnemonic, generic = parser.parse_sdy_prefix()
