@@ -18,6 +18,7 @@ exactly the situation of a value built in Python.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -590,3 +591,16 @@ def test_random_sharding_same_verdict_and_message(case: tuple[str, str]) -> None
     for entry in module.funcs[0].properties["arg_attrs"].elements:
         _unmask(entry.entries)
     assert our_message(module) == expected
+
+
+# -- real programs: no false rejections ------------------------------------------------------
+
+MODELS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
+def test_model_verifies_before_and_after_reference_propagation(path: Path) -> None:
+    """The reference accepts these modules, so must we - also once Shardy has sharded them."""
+    text = path.read_text()
+    verify_module(load_text(text))
+    verify_module(load_text(run_pass(text, "sdy-propagation-pipeline")))
