@@ -8,13 +8,16 @@ modules per pass (`import_cases`) and the JAX model corpus in tests/models/data/
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
 import pytest
 
+from shardwise.errors import VerifyError
 from shardwise.imports import PASSES, run_import_pass
 from shardwise.io.mlir import load_text, write_text
+from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.io.use_lists import our_use_lists, run_pass_with_use_lists
 from tests.differential import import_cases as cases
 
@@ -80,3 +83,63 @@ def test_own_inputs(spec: str, text: str):
 @pytest.mark.parametrize("spec", sorted(PASSES))
 def test_model_corpus(spec: str, path: Path):
     _check(path.read_text(), spec)
+
+
+# -- errors: same failure, same wording ---------------------------------------------------------
+
+ERROR_CASES = {
+    "manual-axes-without-shardings": (
+        "sdy-manual-axes-cleanup",
+        """
+sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  sdy.manual_computation() in_shardings=[] out_shardings=[] manual_axes={"a"} () {
+    %1 = stablehlo.constant dense<1.0> : tensor<8xf32>
+    sdy.return
+  } : () -> ()
+  return %arg0 : tensor<8xf32>
+}
+""",
+        "op has manual_axes when there are no in/out shardings",
+    ),
+    "group-shapes-differ": (
+        "sdy-sharding-group-import",
+        """
+func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<4xf32>) -> tensor<8xf32> {
+  sdy.sharding_group %arg0 group_id=0 : tensor<8xf32>
+  sdy.sharding_group %arg1 group_id=0 : tensor<4xf32>
+  return %arg0 : tensor<8xf32>
+}
+""",
+        "ShardingGroupOps values must have the same shape for groupId: 0",
+    ),
+    "group-crosses-manual-computation": (
+        "sdy-sharding-group-import",
+        """
+sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  sdy.sharding_group %arg0 group_id=1 : tensor<8xf32>
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>] manual_axes={} (%arg1: tensor<8xf32>) {
+    sdy.sharding_group %arg1 group_id=1 : tensor<8xf32>
+    sdy.return %arg1 : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""",
+        "ShardingGroupOps values cannot cross ManualComputationOp boundaries for groupId: 1",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "message"), list(ERROR_CASES.values()), ids=list(ERROR_CASES)
+)
+def test_errors_match_reference(spec: str, text: str, message: str):
+    with pytest.raises(ReferenceError) as reference:
+        run_pass(text, spec)
+    assert any(message in d for d in reference.value.diagnostics)
+    module = load_text(text)
+    with pytest.raises(VerifyError, match=re.escape(message)) as ours:
+        run_import_pass(module, spec)
+    line = int(reference.value.diagnostics[0].split(":")[1])
+    assert ours.value.location.line == line
