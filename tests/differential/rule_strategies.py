@@ -327,6 +327,37 @@ def _conv_layout(draw: st.DrawFn, labels: list[str]) -> tuple[list[str], str]:
 
 
 @st.composite
+def _conv_window(
+    draw: st.DrawFn, num_spatial: int
+) -> tuple[list[int], list[int], list[int], list[str]]:
+    """Spatial input sizes, window sizes, output sizes and the window attributes (strides,
+    padding, lhs/rhs dilation) of a valid convolution."""
+    spatial_in = [draw(st.sampled_from((1, 2, 3, 4, 5, 8))) for _ in range(num_spatial)]
+    window = [draw(st.integers(1, s)) for s in spatial_in]
+    strides = [draw(st.integers(1, 2)) for _ in range(num_spatial)]
+    padding = [[draw(st.integers(0, 2)), draw(st.integers(0, 2))] for _ in range(num_spatial)]
+    lhs_dilation = [draw(st.sampled_from((1, 1, 2))) for _ in range(num_spatial)]
+    rhs_dilation = [draw(st.sampled_from((1, 1, 2))) for _ in range(num_spatial)]
+    spatial_out = []
+    for k in range(num_spatial):
+        dilated_in = (spatial_in[k] - 1) * lhs_dilation[k] + 1 + sum(padding[k])
+        dilated_window = (window[k] - 1) * rhs_dilation[k] + 1
+        if dilated_window > dilated_in:
+            rhs_dilation[k], dilated_window = 1, window[k]
+        spatial_out.append((dilated_in - dilated_window) // strides[k] + 1)
+    if not num_spatial:
+        return spatial_in, window, spatial_out, []
+    pad = ", ".join(int_list(p) for p in padding)
+    props = [
+        f"lhs_dilation = {i64_array(lhs_dilation)}",
+        f"padding = dense<[{pad}]> : tensor<{num_spatial}x2xi64>",
+        f"rhs_dilation = {i64_array(rhs_dilation)}",
+        f"window_strides = {i64_array(strides)}",
+    ]
+    return spatial_in, window, spatial_out, props
+
+
+@st.composite
 def convolution_case(draw: st.DrawFn) -> FuncCase:
     num_spatial = draw(st.integers(0, 2))
     groups = draw(st.sampled_from((1, 1, 2, 3)))
@@ -335,14 +366,7 @@ def convolution_case(draw: st.DrawFn) -> FuncCase:
     kernel_in = draw(st.sampled_from((1, 2, 3, 4)))
     in_features = kernel_in * (1 if batch_grouped else groups)
     kernel_out = draw(st.sampled_from((1, 2, 4))) * groups
-    spatial_in = [draw(st.sampled_from((1, 2, 3, 4, 5, 8))) for _ in range(num_spatial)]
-    window = [draw(st.integers(1, s)) for s in spatial_in]
-    strides = [draw(st.integers(1, 2)) for _ in range(num_spatial)]
-    padding = [[draw(st.integers(0, 2)), draw(st.integers(0, 2))] for _ in range(num_spatial)]
-    spatial_out = [
-        (s + lo + hi - w) // st_ + 1
-        for s, w, st_, (lo, hi) in zip(spatial_in, window, strides, padding, strict=True)
-    ]
+    spatial_in, window, spatial_out, window_props = draw(_conv_window(num_spatial))
     sp = [str(k) for k in range(num_spatial)]
     lhs_order, lhs_text = _conv_layout(draw, ["b", "f", *sp])
     rhs_order, rhs_text = _conv_layout(draw, ["i", "o", *sp])
@@ -360,10 +384,7 @@ def convolution_case(draw: st.DrawFn) -> FuncCase:
         f"dimension_numbers = #stablehlo.conv<{lhs_text}x{rhs_text}->{out_text}>",
         f"feature_group_count = {1 if batch_grouped else groups} : i64",
     ]
-    if num_spatial:
-        pad = ", ".join(int_list(p) for p in padding)
-        props.append(f"padding = dense<[{pad}]> : tensor<{num_spatial}x2xi64>")
-        props.append(f"window_strides = {i64_array(strides)}")
+    props += window_props
     c = FuncCase()
     c.op(
         "stablehlo.convolution",
