@@ -16,7 +16,7 @@ from shardwise.io.reference import ReferenceError, run_pass
 from tests.differential.export_pass_cases import CASES, Case
 
 
-def _options_text(options: dict[str, bool]) -> str:
+def _options_text(options: dict[str, bool | str]) -> str:
     if not options:
         return ""
     return "{" + " ".join(f"{k}={str(v).lower()}" for k, v in options.items()) + "}"

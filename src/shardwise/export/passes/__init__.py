@@ -13,6 +13,7 @@ from typing import Any
 from shardwise.export.passes import (
     calls,
     cleanup,
+    collective_patterns,
     constant_merger,
     divisibility,
     named_computations,
@@ -44,6 +45,13 @@ _FUNC_PASS_IMPLS: dict[str, Callable[..., None]] = {
 }
 FUNC_PASSES = frozenset(_FUNC_PASS_IMPLS)
 
+
+def canonicalize(module: Module, enable_patterns: str = "") -> None:
+    """MLIR's ``canonicalize{enable-patterns=...}`` for Shardy's labelled patterns."""
+    labels = frozenset(p for p in enable_patterns.split(",") if p)
+    collective_patterns.canonicalize_with_labels(module, labels)
+
+
 PASSES: dict[str, PassFn] = {
     **{name: _per_func(fn) for name, fn in _FUNC_PASS_IMPLS.items()},
     "sdy-remove-sharding-groups": cleanup.remove_sharding_groups,
@@ -60,6 +68,7 @@ PASSES: dict[str, PassFn] = {
     "sdy-propagate-to-func-results": calls.propagate_to_func_results,
     "sdy-unflatten-call-graph": calls.unflatten_call_graph,
     "sdy-insert-func-call-reshards": calls.insert_func_call_reshards,
+    "canonicalize": canonicalize,
 }
 
 

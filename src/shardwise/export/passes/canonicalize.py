@@ -1,0 +1,176 @@
+"""MLIR's `canonicalize` restricted to Shardy's labelled patterns (``ir/canonicalization.*``).
+
+The export pipeline runs ``canonicalize`` with only the patterns labelled ``sdy-reshard`` or
+``sdy-collective`` enabled, but the greedy driver around them still does its own work, and
+that shows in the output:
+
+* constants are uniqued by (dialect, value, type) per isolated-from-above region and hoisted
+  to the front of its entry block, in walk order (a later equal constant is replaced by the
+  first one, whatever discardable attributes, e.g. shardings, either has);
+* trivially dead ops are erased (pure ops with unused results; collectives are not pure).
+
+Patterns run until nothing changes. StableHLO folders are not modelled (the ops our
+pipeline sees have none that fire).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shardwise.ir import Block, Module, Op, Value
+from shardwise.propagation.op_properties import is_trivially_dead
+
+__all__ = ["Rewriter", "canonicalize", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
+
+RESHARD_LABEL = "sdy-reshard"
+COLLECTIVE_LABEL = "sdy-collective"
+
+_CONSTANT_LIKE = frozenset({"stablehlo.constant", "arith.constant"})
+_ISOLATED = frozenset(
+    {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
+)
+_MAX_ITERATIONS = 10
+
+
+class Rewriter:
+    """The pattern-facing side of the greedy driver: edits plus worklist bookkeeping."""
+
+    def __init__(self) -> None:
+        self.worklist: list[Op] = []
+
+    def push(self, op: Op | None) -> None:
+        if op is not None and op.parent is not None:
+            self.worklist.append(op)
+
+    def insert_before(self, anchor: Op, op: Op) -> Op:
+        block = anchor.parent
+        assert block is not None
+        block.insert_before(anchor, op)
+        self.push(op)
+        return op
+
+    def replace_op(self, op: Op, values: list[Value]) -> None:
+        for old, new in zip(op.results, values, strict=True):
+            users = old.users
+            old.replace_all_uses_with(new)
+            for user in users:
+                self.push(user)
+        self.erase_op(op)
+
+    def erase_op(self, op: Op) -> None:
+        defining = [v.defining_op for v in op.operands]
+        op.erase()
+        for d in defining:
+            self.push(d)
+
+
+Pattern = Callable[[Op, Rewriter], bool]
+
+
+class _ConstantFolder:
+    """`OperationFolder::insertKnownConstant`: unique constants, hoist them to the front."""
+
+    def __init__(self) -> None:
+        self.uniqued: dict[tuple, Op] = {}
+        self.owned: dict[int, tuple] = {}
+
+    @staticmethod
+    def _insertion_block(op: Op) -> Block:
+        block = op.parent
+        assert block is not None
+        while block.parent_op is not None and block.parent_op.name not in _ISOLATED:
+            parent = block.parent_op.parent
+            assert parent is not None
+            block = parent
+        assert block.parent is not None
+        return block.parent.entry
+
+    def _move_to_front_unless_settled(self, op: Op, block: Block) -> None:
+        if op.parent is block:
+            index = block.ops.index(op)
+            if index == 0 or id(block.ops[index - 1]) in self.owned:
+                return
+        if op.parent is not None:
+            op.parent.ops.remove(op)
+        block.insert(0, op)
+
+    def visit(self, op: Op) -> bool:
+        """Returns whether `op` was replaced by an equal earlier constant (and erased)."""
+        block = self._insertion_block(op)
+        if id(op) in self.owned:
+            self._move_to_front_unless_settled(op, block)
+            return False
+        value = op.properties.get("value", op.attributes.get("value"))
+        key = (op.name.split(".")[0], str(value), str(op.results[0].type), id(block))
+        existing = self.uniqued.get(key)
+        if existing is not None:
+            op.results[0].replace_all_uses_with(existing.results[0])
+            op.erase()
+            return True
+        self._move_to_front_unless_settled(op, block)
+        self.uniqued[key] = op
+        self.owned[id(op)] = key
+        return False
+
+    def forget(self, op: Op) -> None:
+        key = self.owned.pop(id(op), None)
+        if key is not None:
+            self.uniqued.pop(key, None)
+
+
+def _erase_dead(module: Module, folder: _ConstantFolder) -> bool:
+    """Region DCE: erase trivially dead ops until none is left."""
+    changed = False
+    again = True
+    while again:
+        again = False
+        for op in reversed(list(module.op.walk_post_order())):
+            if op is module.op or op.parent is None or not is_trivially_dead(op):
+                continue
+            for nested in op.walk():
+                folder.forget(nested)
+            op.erase()
+            again = changed = True
+    return changed
+
+
+def _run_worklist(
+    worklist: list[Op], patterns: dict[str, list[Pattern]], folder: _ConstantFolder
+) -> bool:
+    rewriter = Rewriter()
+    rewriter.worklist = worklist
+    changed = False
+    while rewriter.worklist:
+        op = rewriter.worklist.pop()
+        if op.parent is None:
+            continue
+        if is_trivially_dead(op):
+            for nested in op.walk():
+                folder.forget(nested)
+            rewriter.erase_op(op)
+            changed = True
+            continue
+        for pattern in patterns.get(op.name, ()):
+            if pattern(op, rewriter):
+                changed = True
+                break
+    return changed
+
+
+def canonicalize(module: Module, patterns: dict[str, list[Pattern]]) -> None:
+    """Apply `patterns` (op name -> patterns in benefit order) greedily to a fixpoint."""
+    folder = _ConstantFolder()
+    for _ in range(_MAX_ITERATIONS):
+        worklist: list[Op] = []
+        changed = False
+        for op in list(module.op.walk_post_order()):
+            if op is module.op or op.parent is None:
+                continue
+            if op.name in _CONSTANT_LIKE and folder.visit(op):
+                continue  # replaced by an equal constant
+            worklist.append(op)
+        worklist.reverse()
+        changed |= _run_worklist(worklist, patterns, folder)
+        changed |= _erase_dead(module, folder)
+        if not changed:
+            return
