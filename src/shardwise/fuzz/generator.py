@@ -74,9 +74,9 @@ def _sub_axes(name: str, size: int) -> list[AxisSpec]:
     out = []
     for pre in range(1, size):
         for sub in range(2, size):
-            if pre * sub <= size and size % (pre * sub) == 0 and pre * sub != 1:
-                if not (pre == 1 and sub == size):
-                    out.append(AxisSpec(name, pre, sub))
+            # pre * sub must divide the axis; the whole axis (1)size is not a sub-axis.
+            if size % (pre * sub) == 0 and not (pre == 1 and sub == size):
+                out.append(AxisSpec(name, pre, sub))
     return out
 
 

@@ -3,7 +3,7 @@
 For each generated module the reference (a persistent child process, `ReferenceWorker`) and
 our passes (in this process) run every requested pass; the printed modules must be identical.
 A divergence is shrunk (`shrink.shrink_program`) and the minimal module saved as
-``<out>/<pass-slug>-<seed>-<index>.mlir``. A reference crash is counted, not a divergence.
+``<out>/<pass-slug>-<seed>-<index>.mlir``. A reference crash (counted per module and pass) is recorded, not a divergence.
 """
 
 from __future__ import annotations
@@ -109,7 +109,10 @@ class CampaignReport:
         for p in self.passes:
             div = sum(1 for d in self.divergences if d.pass_name == p)
             lines.append(f"  {p}: matches {self.matches.get(p, 0)}, divergences {div}")
-        lines.append(f"reference crashes: {self.crashes}, reference rejects: {self.rejects}")
+        lines.append(
+            f"reference crashes (module x pass): {self.crashes}, "
+            f"reference rejects (regenerated): {self.rejects}"
+        )
         for d in self.divergences:
             lines.append(f"  DIVERGENCE {d.pass_name} seed {d.seed}: {d.reason} -> {d.path}")
         return "\n".join(lines)
@@ -117,19 +120,24 @@ class CampaignReport:
 
 def compare_module(
     worker: ReferenceWorker, text: str, passes: list[str]
-) -> tuple[ReferenceOutcome, list[bool]]:
-    """Reference and ours on every pass; per pass whether they agree (crash: all True)."""
+) -> tuple[ReferenceOutcome, list[str]]:
+    """Reference and ours on every pass: per pass "match", "diverge" or "crash" (reference)."""
     ref = worker.run(text, passes)
     if not ref.parsed or ref.crashed:
-        return ref, [True] * len(passes)
-    same = [_same(r, run_ours(text, p)) for r, p in zip(ref.outputs, passes, strict=True)]
-    return ref, same
+        return ref, ["crash"] * len(passes)
+    status = []
+    for j, p in enumerate(passes):
+        if ref.pass_crashed and ref.pass_crashed[j]:
+            status.append("crash")
+        else:
+            status.append("match" if _same(ref.outputs[j], run_ours(text, p)) else "diverge")
+    return ref, status
 
 
 def _diverges(worker: ReferenceWorker, pass_name: str) -> Callable[[Program], bool]:
     def check(prog: Program) -> bool:
-        ref, same = compare_module(worker, print_program(prog), [pass_name])
-        return ref.parsed and not ref.crashed and not same[0]
+        ref, status = compare_module(worker, print_program(prog), [pass_name])
+        return ref.parsed and status[0] == "diverge"
 
     return check
 
@@ -159,16 +167,18 @@ def _chunk(
                 key = f"{seed}-{i}-{attempt}"
                 prog = generate_program(key)
                 text = print_program(prog)
-                ref, same = compare_module(worker, text, list(passes))
+                ref, status = compare_module(worker, text, list(passes))
                 if ref.parsed:
                     break
                 report.rejects += 1
             report.modules += 1
-            if ref.crashed:
-                report.crashes += 1
-                continue
+            if not ref.parsed:
+                continue  # every attempt rejected: counted in `rejects` only
             for j, p in enumerate(passes):
-                if same[j]:
+                if status[j] == "crash":
+                    report.crashes += 1
+                    continue
+                if status[j] == "match":
                     report.matches[p] = report.matches.get(p, 0) + 1
                     continue
                 reason = _reason(ref, text, p, j)
@@ -197,7 +207,7 @@ def run_campaign(
     passes = tuple(passes)
     start = time.monotonic()
     report = CampaignReport(passes)
-    batch = 25
+    batch = 50
     chunks = [list(range(k, min(count, k + batch))) for k in range(0, count, batch)]
     if jobs <= 1:
         for c in chunks:

@@ -165,7 +165,9 @@ def _simpler(s: ShardingSpec) -> Iterator[ShardingSpec]:
             variants.append(replace(dim, priority=None))
         for k in range(len(dim.axes)):
             axes = dim.axes[:k] + dim.axes[k + 1 :]
-            variants.append(replace(dim, axes=axes, priority=dim.priority if axes or not dim.closed else None))
+            variants.append(
+                replace(dim, axes=axes, priority=dim.priority if axes or not dim.closed else None)
+            )
         for v in variants:
             yield replace(s, dims=s.dims[:d] + (v,) + s.dims[d + 1 :])
 

@@ -6,7 +6,9 @@ reference crashes on a module the child dies; `ReferenceWorker` reports that mod
 and starts a fresh child for the next one.
 
 Request: ``{"text": ..., "passes": [...]}``. Reply: ``{"parsed": bool, "error": str,
-"outputs": [{"ok": bool, "text": str}, ...]}`` — one output per pass, each run on a fresh parse.
+"outputs": [{"ok": bool, "text": str, "crashed"?: bool}, ...]}`` — one output per pass. The
+child loads jaxlib once and forks for every parse and pass, so a reference crash (segfault)
+kills only that fork; the pass is reported as crashed and the worker lives on.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class ReferenceOutcome:
     crashed: bool
     error: str
     outputs: tuple[tuple[bool, str], ...]  # (pass succeeded, printed module or error)
+    pass_crashed: tuple[bool, ...] = ()  # per pass: the reference crashed on it
 
 
 class ReferenceWorker:
@@ -64,7 +67,8 @@ class ReferenceWorker:
             return self._crashed("reference crashed (worker exited)")
         data = json.loads(line)
         outputs = tuple((o["ok"], o["text"]) for o in data["outputs"])
-        return ReferenceOutcome(data["parsed"], False, data["error"], outputs)
+        crashed = tuple(o.get("crashed", False) for o in data["outputs"])
+        return ReferenceOutcome(data["parsed"], False, data["error"], outputs, crashed)
 
     def _read_line(self, proc: subprocess.Popen) -> str:
         sel = selectors.DefaultSelector()
@@ -97,23 +101,78 @@ class ReferenceWorker:
         self.close()
 
 
-def _serve_one(request: dict) -> dict:
+def _stream_in_child(text: str, passes: list[str], parse_first: bool) -> list[dict]:
+    """Parse check (optional) and `passes` in one forked child, one JSON line per step.
+
+    Returns the steps that finished; fewer than asked means the child died on the next one.
+    """
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        os.close(read_fd)
+        try:
+            with os.fdopen(write_fd, "w") as out:
+                steps = ([_parse] if parse_first else []) + [_run] * len(passes)
+                args = ([(text,)] if parse_first else []) + [(text, p) for p in passes]
+                for fn, fn_args in zip(steps, args, strict=True):
+                    step = fn(*fn_args)
+                    out.write(json.dumps(step) + "\n")
+                    out.flush()
+                    if step.get("parsed") is False:
+                        break
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as inp:
+        lines = inp.read().splitlines()
+    os.waitpid(pid, 0)
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _parse(text: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        run_pass(request["text"], None)
+        run_pass(text, None)
     except ReferenceError as e:
-        return {"parsed": False, "error": "\n".join(e.diagnostics) or str(e), "outputs": []}
-    outputs = []
-    for name in request["passes"]:
-        try:
-            outputs.append({"ok": True, "text": run_pass(request["text"], name)})
-        except ReferenceError as e:
-            outputs.append({"ok": False, "text": "\n".join(e.diagnostics) or str(e)})
+        return {"parsed": False, "error": "\n".join(e.diagnostics) or str(e)}
+    return {"parsed": True, "error": ""}
+
+
+def _run(text: str, name: str) -> dict:
+    from shardwise.io.reference import ReferenceError, run_pass
+
+    try:
+        return {"ok": True, "text": run_pass(text, name)}
+    except ReferenceError as e:
+        return {"ok": False, "text": "\n".join(e.diagnostics) or str(e)}
+
+
+def _serve_one(request: dict) -> dict:
+    """Parse check, then the passes, in forked children: a crash costs a fork, not a restart."""
+    text, passes = request["text"], list(request["passes"])
+    steps = _stream_in_child(text, passes, parse_first=True)
+    if not steps:
+        return {"parsed": False, "error": "reference crashed while parsing", "outputs": []}
+    if not steps[0]["parsed"]:
+        return {**steps[0], "outputs": []}
+    outputs: list[dict] = steps[1:]
+    if len(outputs) < len(passes):
+        outputs.append({"ok": False, "text": "reference crashed", "crashed": True})
+    while len(outputs) < len(passes):
+        done = _stream_in_child(text, passes[len(outputs) :], parse_first=False)
+        outputs += done
+        if len(outputs) < len(passes):
+            outputs.append({"ok": False, "text": "reference crashed", "crashed": True})
     return {"parsed": True, "error": "", "outputs": outputs}
 
 
 def main() -> None:
+    import gc
+
+    _parse("module {}")  # load jaxlib and register the dialects once, before forking
+    gc.freeze()  # keep the parent's objects out of the children's copy-on-write faults
+
     for line in sys.stdin:
         if not line.strip():
             continue
