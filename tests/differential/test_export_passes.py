@@ -52,3 +52,91 @@ def test_export_pass_matches_reference(case: Case) -> None:
 
 def test_every_pass_has_cases() -> None:
     assert {c.pass_name for c in CASES} == set(PASSES)
+
+
+# -- pipelines ------------------------------------------------------------------------------
+
+
+def _has_partitioner() -> bool:
+    try:
+        import shardwise.export.explicit_reshards  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_PIPELINE_INPUTS = {
+    c.id: c
+    for c in CASES
+    if c.id
+    in {
+        "close-shardings/regions",
+        "sink-data-flow-edges/after-propagation",
+        "sink-data-flow-edges/debug-info",
+        "constant-or-scalar-merger/after-splitter-and-propagation",
+        "sharding-constraint-to-reshard/attrs-and-uses",
+        "update-non-divisible-input-output-shardings/func-table",
+        "remove-sharding-groups/flat-and-nested",
+        "drop-sharding-rules/custom-kept",
+    }
+}
+_EXPORT_OPTION_SETS = {
+    "avoid-export": {"avoid-export-for-partitioning": True},
+    "avoid-export-keep-rules-no-divisible": {
+        "avoid-export-for-partitioning": True,
+        "keep-sharding-rules": True,
+        "update-non-divisible-input-output-shardings": False,
+    },
+    "avoid-export-debug": {
+        "avoid-export-for-partitioning": True,
+        "dump-sharding-origins": True,
+        "dump-propagation-edges": True,
+    },
+    "default": {},
+}
+
+
+@pytest.mark.parametrize("options_id", list(_EXPORT_OPTION_SETS))
+@pytest.mark.parametrize("case_id", sorted(_PIPELINE_INPUTS))
+def test_export_pipeline_matches_reference(case_id: str, options_id: str) -> None:
+    from shardwise.export.pipeline import ExportOptions, export_pipeline
+
+    options = _EXPORT_OPTION_SETS[options_id]
+    if not options.get("avoid-export-for-partitioning") and not _has_partitioner():
+        pytest.skip("insert_explicit_reshards is not available yet")
+    text = _input_text(_PIPELINE_INPUTS[case_id])
+    expected = run_pass(text, "sdy-export-pipeline" + _options_text(options))
+    module = load_text(text)
+    export_pipeline(module, ExportOptions(**{k.replace("-", "_"): v for k, v in options.items()}))
+    assert write_text(module) == expected
+
+
+_POST_PROPAGATION = [
+    "sdy-export-named-computations",
+    "sdy-propagate-to-func-results",
+    "sdy-unflatten-call-graph",
+    "symbol-dce",
+    "sdy-insert-func-call-reshards",
+    "sdy-export-pipeline{avoid-export-for-partitioning=true}",
+]
+_POST_PROPAGATION_INPUTS = {
+    "named-computations": (
+        "export-named-computations/after-propagation",
+        "sdy-add-data-flow-edges,sdy-aggressive-propagate",
+    ),
+    "calls": ("propagate-to-func-results/main-and-private", "sdy-aggressive-propagate"),
+}
+
+
+@pytest.mark.parametrize("input_id", list(_POST_PROPAGATION_INPUTS))
+def test_post_propagation_pipeline_matches_reference(input_id: str) -> None:
+    from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
+
+    pytest.importorskip("shardwise.imports.symbol_dce")
+    case_id, pre = _POST_PROPAGATION_INPUTS[input_id]
+    case = next(c for c in CASES if c.id == case_id)
+    text = run_pass(case.text, pre.split(","))
+    expected = run_pass(text, _POST_PROPAGATION)
+    module = load_text(text)
+    post_propagation_pipeline(module, options=ExportOptions(avoid_export_for_partitioning=True))
+    assert write_text(module) == expected
