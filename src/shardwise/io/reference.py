@@ -76,8 +76,13 @@ def parse_and_print(text: str, generic: bool = False) -> str:
     return run_pass(text, None, generic=generic)
 
 
-def run_pass(text: str, passes: str | list[str] | None, generic: bool = False) -> str:
-    """Run `passes` on `text` with Shardy in this process and return the printed module."""
+def run_pass(
+    text: str, passes: str | list[str] | None, generic: bool = False, debug_info: bool = False
+) -> str:
+    """Run `passes` on `text` with Shardy in this process and return the printed module.
+
+    `debug_info` prints locations too (to compare the locations passes give new ops).
+    """
     from jax._src.lib.mlir import ir, passmanager
 
     with _context():
@@ -88,7 +93,7 @@ def run_pass(text: str, passes: str | list[str] | None, generic: bool = False) -
         except ir.MLIRError as e:
             diags = [f"{d.location}: {d.message}" for d in e.error_diagnostics]
             raise ReferenceError(str(e), diags) from None
-        return module.operation.get_asm(print_generic_op_form=generic)
+        return module.operation.get_asm(print_generic_op_form=generic, enable_debug_info=debug_info)
 
 
 _CHILD = r"""
