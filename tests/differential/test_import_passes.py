@@ -13,6 +13,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shardwise.errors import VerifyError
 from shardwise.imports import PASSES, run_import_pass
@@ -20,6 +22,7 @@ from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.io.use_lists import our_use_lists, run_pass_with_use_lists
 from tests.differential import import_cases as cases
+from tests.differential.import_strategies import import_modules
 
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
 
@@ -143,3 +146,45 @@ def test_errors_match_reference(spec: str, text: str, message: str):
         run_import_pass(module, spec)
     line = int(reference.value.diagnostics[0].split(":")[1])
     assert ours.value.location.line == line
+
+
+# -- random modules -------------------------------------------------------------------------------
+
+RANDOM_SPECS = [
+    "sdy-import-pipeline",
+    "sdy-import-pipeline{dedup-functions-fully=true}",
+    "sdy-constant-or-scalar-splitter",
+    "sdy-add-data-flow-edges,sdy-apply-sharding-constraints",
+    "sdy-flatten-call-graph,sdy-import-func-calls",
+    "sdy-sharding-group-import",
+]
+
+
+@settings(max_examples=25)
+@given(text=import_modules(), spec=st.sampled_from(RANDOM_SPECS))
+def test_random_modules(text: str, spec: str):
+    _check(text, spec)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="io.generic links an op's operand uses before the uses inside its regions; "
+    "MLIR's parser creates the op after its regions (so region uses come first)",
+)
+def test_loader_use_order_for_values_used_by_a_region_op_and_inside_it():
+    text = """
+func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %a : tensor<8xf32>
+  %1:2 = stablehlo.while(%it = %0, %k = %n) : tensor<8xf32>, tensor<i32>
+    cond {
+    %c = stablehlo.compare LT, %k, %k : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %b = stablehlo.add %it, %0 : tensor<8xf32>
+    stablehlo.return %b, %k : tensor<8xf32>, tensor<i32>
+  }
+  return %1#0 : tensor<8xf32>
+}
+"""
+    _, expected = run_pass_with_use_lists(text, [])
+    assert our_use_lists(load_text(text)) == expected
