@@ -43,7 +43,7 @@ from shardwise.propagation.projection import (
     UpdateTensorShardings,
     is_strict_prefix,
 )
-from shardwise.rules.rule import OpShardingRule
+from shardwise.rules.rule import OpShardingRule, TensorMapping
 from shardwise.sharding import TensorSharding
 
 __all__ = [
@@ -128,15 +128,6 @@ def merge_compatible_major_axes(
     return tuple(result), can_expand
 
 
-def _contributors_then_limiters(
-    projection: ShardingProjection, direction: PropagationDirection
-) -> tuple[list[TensorFactorShardings], list[TensorFactorShardings]]:
-    """Shardy `getDirectionBasedTensorShardings` (direction is not NONE)."""
-    if direction == PropagationDirection.BACKWARD:
-        return projection.results, projection.operands
-    return projection.operands, projection.results
-
-
 # -- step B: removing conflicts -----------------------------------------------------------------
 
 
@@ -172,16 +163,15 @@ def compatible_prefix_no_conflicts_across_factors(
 
     Shardy `BasicFactorPropagation::compatiblePrefixNoConflictsAcrossFactors`.
     """
-    result: AxisRef | None = axis
+    result = axis
     for other, sharding in tensor.factor_index_to_sharding.items():
         if other == factor:
             continue
-        result = prefix_without_overlap_with_list(result, sharding.overflow_axes)
-        if result is None:
-            return None
-        result = prefix_without_overlap_with_list(result, sharding.axis_refs)
-        if result is None:
-            return None
+        for others in (sharding.overflow_axes, sharding.axis_refs):
+            prefix = prefix_without_overlap_with_list(result, others)
+            if prefix is None:
+                return None
+            result = prefix
     return result
 
 
@@ -313,7 +303,9 @@ class BasicFactorPropagation(FactorPropagation):
         """
         if direction == PropagationDirection.NONE:
             return ()
-        contributors, limiters = _contributors_then_limiters(projection, direction)
+        contributors, limiters = projection.operands, projection.results
+        if direction == PropagationDirection.BACKWARD:  # getDirectionBasedTensorShardings
+            contributors, limiters = limiters, contributors
         axes: Axes = ()
         can_expand = True
         for tensor in contributors:
@@ -378,13 +370,14 @@ class BasicFactorPropagation(FactorPropagation):
         axes = self.compatible_major_axes(projection, factor, direction)
 
         def remove_conflicts(axis: AxisRef, prev_size: int) -> AxisRef | None:
-            result: AxisRef | None = axis
+            result = axis
             for tensor in projection.tensors():
-                result = self.compatible_prefix(
+                prefix = self.compatible_prefix(
                     result, tensor, factor, prev_size, factor_size, mesh
                 )
-                if result is None:
+                if prefix is None:
                     return None
+                result = prefix
             return result
 
         return truncate_axes_by_removing_conflicts(axes, remove_conflicts, mesh, conservative)
@@ -590,7 +583,11 @@ def propagate_op_shardings(
         projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op_is_elementwise
     )
 
-    def new(tensors, mappings, bits) -> NewShardings:
+    def new(
+        tensors: Sequence[TensorFactorShardings],
+        mappings: Sequence[TensorMapping],
+        bits: Sequence[bool],
+    ) -> NewShardings:
         return tuple(
             t.create_tensor_sharding(m, rule.factor_sizes, mesh_name, mesh) if bit else None
             for t, m, bit in zip(tensors, mappings, bits, strict=True)

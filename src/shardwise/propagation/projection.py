@@ -426,7 +426,9 @@ class ShardingProjection:
         _check_counts("operand", operand_shardings, rule.operand_mappings)
         _check_counts("result", result_shardings, rule.result_mappings)
 
-        def project(mappings: Sequence[TensorMapping], shardings: Sequence[TensorSharding | None]):
+        def project(
+            mappings: Sequence[TensorMapping], shardings: Sequence[TensorSharding | None]
+        ) -> list[TensorFactorShardings]:
             return [
                 build_tensor_factor_shardings(
                     mapping, sharding, rule.factor_sizes, mesh, closed_if_missing
