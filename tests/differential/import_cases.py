@@ -952,3 +952,18 @@ func.func private @k() -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 """,
     }
 )
+
+LIFT_INLINED_MESHES["replica_groups_naming_a_duplicate"] = """
+sdy.mesh @m = <["x"=2, "y"=2]>
+sdy.mesh @m2 = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "stablehlo.all_reduce"(%arg0) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %2 = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %2 : tensor<f32>
+  }) {replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @m2, axes = ["x"]>} : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = "stablehlo.all_gather"(%0) {all_gather_dim = 0 : i64, replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @m, axes = ["y"]>} : (tensor<8xf32>) -> tensor<16xf32>
+  %3 = stablehlo.slice %1 [0:8] : (tensor<16xf32>) -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
+"""

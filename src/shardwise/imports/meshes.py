@@ -5,10 +5,19 @@ Shardy's import/lift_inlined_meshes.cc and import/remove_size_one_axes.cc.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from shardwise.imports.common import mesh_of, transform_shardings
-from shardwise.ir import Module, Op, RawAttr, SymbolTable, string_attr
+from shardwise.ir import (
+    Module,
+    Op,
+    RawAttr,
+    SymbolTable,
+    string_attr,
+    symbol_ref,
+    symbol_ref_name,
+)
 from shardwise.mesh import Mesh
 from shardwise.sharding import DimensionSharding, TensorSharding
 
@@ -50,7 +59,9 @@ def lift_inlined_meshes(module: Module) -> None:
     """Dedup identical ``sdy.mesh`` ops and lift meshes inlined in shardings into symbols.
 
     Duplicates keep the first name; a lifted mesh is named ``mesh`` / ``maximal_mesh_<id>`` /
-    ``empty_mesh`` (uniqued ``_<k>``) and placed after the last mesh. Every mesh then gets a
+    ``empty_mesh`` (uniqued ``_<k>``) and placed after the last mesh. Collectives' mesh-axes
+    replica groups that name a removed duplicate name the kept mesh (inlined meshes there are
+    not lifted: the reference's parser does not accept them). Every mesh then gets a
     ``stablehlo.mesh`` attribute if it has none.
     """
     table = SymbolTable(module)
@@ -85,9 +96,31 @@ def lift_inlined_meshes(module: Module) -> None:
         return sharding if new_name is None else replace(sharding, mesh_or_ref=new_name)
 
     transform_shardings(module, lift)
+    _rename_replica_group_meshes(module, by_ref)
     for op in module.top_level_ops("sdy.mesh"):
         if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(op.get_attr("mesh"), Mesh):
             op.attributes[_STABLEHLO_MESH_ATTR] = _stablehlo_mesh_dict(op.get_attr("mesh"))
+
+
+_COLLECTIVES = frozenset(
+    "stablehlo." + name
+    for name in ("all_gather", "all_reduce", "reduce_scatter", "all_to_all", "collective_broadcast")
+)
+_REPLICA_GROUP_MESH_RE = re.compile(
+    r'^(#stablehlo\.replica_group_mesh_axes<mesh = @)("(?:[^"\\]|\\.)*"|[\w$.\-]+)(.*)$', re.S
+)
+
+
+def _rename_replica_group_meshes(module: Module, by_ref: dict[str, str]) -> None:
+    """Collectives whose ``replica_groups`` name a deduplicated mesh name the kept one."""
+    for op in module.walk():
+        attr = op.get_attr("replica_groups") if op.name in _COLLECTIVES else None
+        m = _REPLICA_GROUP_MESH_RE.match(str(attr)) if attr is not None else None
+        if m is None or symbol_ref_name("@" + m.group(2)) not in by_ref:
+            continue
+        new = by_ref[symbol_ref_name("@" + m.group(2))]
+        holder = op.properties if "replica_groups" in op.properties else op.attributes
+        holder["replica_groups"] = RawAttr(m.group(1) + str(symbol_ref(new))[1:] + m.group(3))
 
 
 def _without_size_one_axes(sharding: TensorSharding, mesh: Mesh) -> TensorSharding:
