@@ -50,6 +50,18 @@ def test_export_pass_matches_reference(case: Case) -> None:
     assert _ours(text, case) == expected
 
 
+_LOCATED = [c for c in CASES if not c.expect_error]
+
+
+@pytest.mark.parametrize("case", _LOCATED, ids=[c.id for c in _LOCATED])
+def test_export_pass_locations_match_reference(case: Case) -> None:
+    """The same cases with every op located: new ops get the reference's locations."""
+    text = run_pass(_input_text(case), None, debug_info=True)
+    expected = run_pass(text, case.pass_name + _options_text(case.options), debug_info=True)
+    assert "loc(" in expected
+    assert _ours(text, case) == expected
+
+
 def test_every_pass_has_cases() -> None:
     assert {c.pass_name for c in CASES} == set(PASSES)
 

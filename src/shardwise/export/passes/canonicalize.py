@@ -20,7 +20,7 @@ from collections.abc import Callable
 from shardwise.ir import Block, Module, Op, Value
 from shardwise.propagation.op_properties import is_trivially_dead
 
-__all__ = ["Rewriter", "canonicalize", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
+__all__ = ["Rewriter", "canonicalize", "fused_loc_text", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
 
 RESHARD_LABEL = "sdy-reshard"
 COLLECTIVE_LABEL = "sdy-collective"
@@ -30,6 +30,31 @@ _ISOLATED = frozenset(
     {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
 )
 _MAX_ITERATIONS = 10
+_UNKNOWN_LOC = "loc(unknown)"
+
+
+def fused_loc_text(*ops: Op) -> str | None:
+    """`FusedLoc::get` of the ops' locations (DRR rewrites fuse the matched ops' locations):
+    duplicates and unknown locations dropped, a single survivor stands alone."""
+    if any(op.loc_text is None for op in ops):
+        return ops[0].loc_text
+    parts: list[str] = []
+    for op in ops:
+        inner = op.loc_text[len("loc(") : -1]  # type: ignore[index]
+        if inner != "unknown" and inner not in parts:
+            parts.append(inner)
+    if not parts:
+        return _UNKNOWN_LOC
+    if len(parts) == 1:
+        return f"loc({parts[0]})"
+    return "loc(fused[" + ", ".join(parts) + "])"
+
+
+def _set_unknown_loc(op: Op) -> None:
+    """The folder erases the location of a constant it hoists out of a nested block or keeps
+    in place of an equal one."""
+    if op.loc_text is not None:
+        op.loc_text = _UNKNOWN_LOC
 
 
 class Rewriter:
@@ -90,9 +115,12 @@ class _ConstantFolder:
             index = block.ops.index(op)
             if index == 0 or id(block.ops[index - 1]) in self.owned:
                 return
+        moved_across_blocks = op.parent is not block
         if op.parent is not None:
             op.parent.ops.remove(op)
         block.insert(0, op)
+        if moved_across_blocks:
+            _set_unknown_loc(op)
 
     def visit(self, op: Op) -> bool:
         """Returns whether `op` was replaced by an equal earlier constant (and erased)."""
@@ -106,6 +134,7 @@ class _ConstantFolder:
         if existing is not None:
             op.results[0].replace_all_uses_with(existing.results[0])
             op.erase()
+            _set_unknown_loc(existing)
             return True
         self._move_to_front_unless_settled(op, block)
         self.uniqued[key] = op

@@ -28,6 +28,7 @@ from shardwise.export.passes.canonicalize import (
     Pattern,
     Rewriter,
     canonicalize,
+    fused_loc_text,
 )
 from shardwise.export.passes.collective_attrs import (
     AllToAllParam,
@@ -66,6 +67,7 @@ def _reshard_of_reshard(op: Op, rw: Rewriter) -> bool:
     if inner is None or len(inner.results[0].uses) != 1:
         return False
     new = _new_op(op, "sdy.reshard", inner.operands[0], {"sharding": op.get_attr("sharding")}, op)
+    new.loc_text = fused_loc_text(op, inner)
     rw.insert_before(op, new)
     rw.replace_op(op, new.results)
     return True
@@ -158,6 +160,7 @@ def _all_to_all_fusion(op: Op, rw: Rewriter) -> bool:
         "out_sharding": op.get_attr("out_sharding"),
     }
     new = _new_op(op, "sdy.all_to_all", inner.operands[0], props, op)
+    new.loc_text = fused_loc_text(op, inner)
     rw.insert_before(op, new)
     rw.replace_op(op, new.results)
     return True
