@@ -17,6 +17,7 @@ exactly the situation of a value built in Python.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -604,3 +605,77 @@ def test_model_verifies_before_and_after_reference_propagation(path: Path) -> No
     text = path.read_text()
     verify_module(load_text(text))
     verify_module(load_text(run_pass(text, "sdy-propagation-pipeline")))
+
+
+# -- hypothesis: random op sharding rules ------------------------------------------------------
+
+
+_SYMBOLS = "ijklmn"
+
+
+@st.composite
+def random_rule_case(draw: st.DrawFn) -> tuple[str, str, str]:
+    """(rule text, operand types, result types): a valid rule, often with one flaw."""
+    n = draw(st.integers(1, 4))
+    count = draw(st.integers(2, 3))
+    sizes = [draw(st.sampled_from([1, 2, 8])) for _ in range(n)]
+    flaw = draw(
+        st.sampled_from(["none", "none", "reuse", "range", "rank", "count", "size1", "unused"])
+    )
+    homes = [draw(st.sets(st.integers(0, count - 1), min_size=1)) for _ in range(n)]
+    order = draw(st.permutations(range(n)))
+    all_dims: list[list[list[int]]] = []
+    for t in range(count):
+        dims: list[list[int]] = []
+        for f in (f for f in order if t in homes[f]):
+            if dims and sizes[f] > 1 and sizes[dims[-1][-1]] > 1 and draw(st.booleans()):
+                dims[-1].append(f)  # compound dimension
+            else:
+                dims.append([f])
+        all_dims.append(dims)
+    if flaw == "reuse":
+        all_dims[0].append([0])
+    elif flaw == "range":
+        all_dims[0].append([n])
+    elif flaw == "size1":
+        all_dims[0].append([0, n])
+        sizes.append(1)
+    elif flaw == "unused":
+        sizes.append(4)
+
+    def size_of(f: int) -> int:
+        return sizes[f] if f < len(sizes) else 5
+
+    types = [
+        "tensor<" + "".join(f"{math.prod(size_of(f) for f in d)}x" for d in dims) + "f32>"
+        for dims in all_dims
+    ]
+    if flaw == "rank":
+        types[-1] = types[-1].replace("tensor<", "tensor<3x")
+    maps = [
+        "[" + ", ".join("".join(_SYMBOLS[f] for f in d) for d in dims) + "]" for dims in all_dims
+    ]
+    split = draw(st.integers(1, count - 1))
+    operand_types, result_types = types[:split], types[split:]
+    if flaw == "count":
+        operand_types = operand_types + ["tensor<8xf32>"]
+    text = f"({', '.join(maps[:split])})->({', '.join(maps[split:])})"
+    text += " {" + ", ".join(f"{_SYMBOLS[i]}={size}" for i, size in enumerate(sizes)) + "}"
+    for label in ("reduction", "need_replication", "permutation", "blocked_propagation"):
+        chosen = sorted(draw(st.sets(st.integers(0, len(sizes) - 1), max_size=2)))
+        if draw(st.integers(0, 7)) == 0:
+            chosen = chosen[::-1] + draw(st.lists(st.integers(0, len(sizes)), max_size=1))
+        if chosen:
+            text += f" {label}={{" + ", ".join(_SYMBOLS[f] for f in chosen) + "}"
+    return f"#sdy.op_sharding_rule<{text}>", ", ".join(operand_types), ", ".join(result_types)
+
+
+@settings(max_examples=100)
+@given(random_rule_case())
+def test_random_rule_same_verdict_and_message(case: tuple[str, str, str]) -> None:
+    rule, operands, results = case
+    text = op(f"sdy.sharding_rule = {rule}", results, operands)
+    module = load_text(PRELUDE + text.replace("sdy.sharding_rule =", "zz.sharding_rule ="))
+    for each in module.walk():
+        _unmask(each.attributes)
+    assert our_message(module) == reference_message(PRELUDE + text)
