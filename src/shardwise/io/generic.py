@@ -41,17 +41,25 @@ _BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
 _OPENERS = frozenset("<({[")
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WS_RE = re.compile(r"(?:\s+|//[^\n]*)*")
-_RESULTS_RE = re.compile(r"(%[\w$.\-#]+(?::\d+)?(?:\s*,\s*%[\w$.\-#]+(?::\d+)?)*)\s*=\s*")
-_OP_HEAD_RE = re.compile(r'"([^"\\]+)"\(([^()]*)\)')
-_SUCCESSORS_RE = re.compile(r"\s*\[([^\]]*)\]")
+# The head of an op: results, name, operands, successors; then whitespace.
+_OP_START_RE = re.compile(
+    r'(?:(%[\w$.\-]+(?::\d+)?(?:, %[\w$.\-]+(?::\d+)?)*) = )?"([^"\\]+)"\(([^()]*)\)'
+    r"(?:\[([^\]]*)\])?[ \t]*"
+)
 _BLOCK_LABEL_RE = re.compile(r"(\^[\w$.\-]+)")
 _VALUE_NAME_RE = re.compile(r"%[\w$.\-]+")
+_DICT_SEP_RE = re.compile(r"\s*([,}])")
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _SIMPLE_TYPE_RE = re.compile(r"[!\w.$\-]+")
 # Fast paths for the common shapes (no nested brackets); anything else takes the general path.
 _FAST_TYPE_RE = re.compile(r'[!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?')
 _FAST_FUNCTION_TYPE_RE = re.compile(
     r'\([^()"]*\)[ \t]*->[ \t]*(?:\(([^()"]*)\)|([!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?)(?![<\w]))'
+)
+# The common tail of an op: a function type without nested parentheses and a simple location.
+_OP_END_RE = re.compile(
+    r':[ \t]*\([^()"]*\)[ \t]*->[ \t]*(?:\(([^()"]*)\)|([!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?)(?![<\w]))'
+    r'(?:[ \t]+(loc\((?:#[\w$.\-]+|"-":\d+:\d+|unknown)\)))?'
 )
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
 _ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
@@ -207,26 +215,32 @@ def convert_attr(text: str, sdy_parser: SdyParser | None, key: str = "") -> Any:
 
 def parse_attr_dict(text: str, sdy_parser: SdyParser | None) -> dict[str, Any]:
     """``{a = 1 : i32, b, "c d" = #sdy...}`` -> ordered dict of converted values."""
+    return _parse_dict_at(text, 0, sdy_parser)[0]
+
+
+def _parse_dict_at(text: str, pos: int, sdy_parser: SdyParser | None) -> tuple[dict[str, Any], int]:
+    """Parse the dictionary whose ``{`` is at `pos`; return it and the index past its ``}``."""
     out: dict[str, Any] = {}
-    pos = 1
-    end = len(text) - 1
-    while pos < end:
+    pos += 1
+    while True:
         m = _KEY_RE.match(text, pos)
-        if m is None or not m.group(1):
-            break
-        key = m.group(1)
-        if key.startswith('"'):
-            key = key[1:-1]
-        if m.group(2) is None:
-            out[key] = ir.UNIT
-            pos = m.end()
-        else:
-            stop = _scan_item(text, m.end(), end)
-            out[key] = convert_attr(text[m.end() : stop].rstrip(), sdy_parser, key)
-            pos = stop
-        if pos < end and text[pos] == ",":
-            pos += 1
-    return out
+        if m is not None and m.group(1):
+            key = m.group(1)
+            if key[0] == '"':
+                key = key[1:-1]
+            if m.group(2) is None:
+                out[key] = ir.UNIT
+                pos = m.end()
+            else:
+                stop = _scan_item(text, m.end(), len(text))
+                out[key] = convert_attr(text[m.end() : stop].rstrip(), sdy_parser, key)
+                pos = stop
+        m = _DICT_SEP_RE.match(text, pos)
+        if m is None:
+            raise ParseError("expected ',' or '}' in a dictionary", _offset_location(text, pos))
+        pos = m.end()
+        if m.group(1) == "}":
+            return out, pos
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -246,7 +260,9 @@ class _Parser:
         self.text = text
         self.filename = filename
         self.aliases = aliases
-        self.sdy_parser = sdy_parser
+        self.user_sdy_parser = sdy_parser
+        self.sdy_parser = self.parse_sdy if sdy_parser is not None else None
+        self.attr_errors: list[ParseError] = []
         self.keep_loc_text = positions is not None
         self.op_positions = positions.ops if positions is not None else None
         self.arg_positions = positions.args if positions is not None else None
@@ -255,6 +271,15 @@ class _Parser:
         self.pending: list[dict[str, list[ir.Value]]] = []
         self.ops: list[ir.Op] = []
         self.args: list[ir.Value] = []
+
+    def parse_sdy(self, text: str) -> Any:
+        """The `#sdy` parser; a rejection is kept and raised once the op's location is known."""
+        assert self.user_sdy_parser is not None
+        try:
+            return self.user_sdy_parser(text)
+        except ParseError as e:
+            self.attr_errors.append(e)
+            return None
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -325,54 +350,67 @@ class _Parser:
 
     def parse_op(self) -> ir.Op:
         text = self.text
-        result_names: list[tuple[str, int]] = []
-        m = _RESULTS_RE.match(text, self.pos)
-        if m is not None:
-            for item in m.group(1).split(","):
-                name, _, count = item.strip().partition(":")
-                result_names.append((name, int(count) if count else 1))
-            self.pos = m.end()
-        m = _OP_HEAD_RE.match(text, self.pos)
+        m = _OP_START_RE.match(text, self.pos)
         if m is None:
             raise self.error("expected an operation in generic form")
         self.pos = m.end()
-        op = ir.Op(m.group(1))
+        result_names: list[tuple[str, int]] = []
+        if m.group(1) is not None:
+            for item in m.group(1).split(", "):
+                name, _, count = item.partition(":")
+                result_names.append((name, int(count) if count else 1))
+        op = ir.Op(m.group(2))
         if self.op_positions is not None and len(self.ops) < len(self.op_positions):
             op.location = self.op_positions[len(self.ops)]
         self.ops.append(op)
-        for item in m.group(2).split(","):
-            if item.strip():
-                op.add_operand(self.lookup(item.strip()))
-        m = _SUCCESSORS_RE.match(text, self.pos)
-        if m is not None:
-            op.successors = [s.strip() for s in m.group(1).split(",")]
-            self.pos = m.end()
-        self.skip_ws()
-        props_text = self.balanced()[1:-1] if self.peek("<{") else None
-        self.skip_ws()
-        if self.peek("({"):
+        if m.group(3):
+            for item in m.group(3).split(", "):
+                op.add_operand(self.lookup(item))
+        if m.group(4) is not None:
+            op.successors = [s.strip() for s in m.group(4).split(",")]
+        self.attr_errors = []
+        if text.startswith("<{", self.pos):
+            op.properties, self.pos = _parse_dict_at(text, self.pos + 1, self.sdy_parser)
+            self.expect(">")
+            self.skip_ws()
+        if text.startswith("({", self.pos):
             self.parse_regions(op)
             self.skip_ws()
-        attrs_text = self.balanced() if self.peek("{") else None
-        self.expect(":")
-        self.skip_ws()
-        result_types = self.parse_function_type()
-        loc_text = self.loc_suffix()
+        if text.startswith("{", self.pos):
+            op.attributes, self.pos = _parse_dict_at(text, self.pos, self.sdy_parser)
+            self.skip_ws()
+        result_types, loc_text = self.parse_op_end()
         if self.op_positions is None:
             op.location = loc_position(loc_text, self.filename)
         else:
             op.loc_text = loc_text
         self.add_results(op, result_names, result_types)
-        try:
-            if props_text is not None:
-                op.properties = parse_attr_dict(props_text, self.sdy_parser)
-            if attrs_text is not None:
-                op.attributes = parse_attr_dict(attrs_text, self.sdy_parser)
-        except ParseError as e:
+        if self.attr_errors:
             raise UnsupportedError(
-                f"cannot read an attribute of '{op.name}': {e.message}", op.location
-            ) from None
+                f"cannot read an attribute of '{op.name}': {self.attr_errors[0].message}",
+                op.location,
+            )
         return op
+
+    def parse_op_end(self) -> tuple[list[ir.Type], str | None]:
+        """``: (a, b) -> (c, d) loc(...)``: the result types and the resolved location."""
+        m = _OP_END_RE.match(self.text, self.pos)
+        if m is None:
+            self.expect(":")
+            self.skip_ws()
+            types = self.parse_function_type()
+            return types, self.loc_suffix()
+        self.pos = m.end()
+        if m.group(2) is not None:
+            types = [ir.parse_type(m.group(2))]
+        else:
+            types = [ir.parse_type(t) for t in _split_types(m.group(1))]
+        loc_text = m.group(3)
+        if loc_text is None:
+            return types, self.loc_suffix()
+        if loc_text[4] == "#":
+            return types, self.aliases.get(loc_text[4:-1], loc_text)
+        return types, loc_text
 
     def add_results(self, op: ir.Op, names: list[tuple[str, int]], types: list[ir.Type]) -> None:
         op.results = [ir.Value(t, op, i) for i, t in enumerate(types)]
@@ -519,7 +557,7 @@ def parse_generic(
     `Op.loc_text` (printed back by `print_generic`) and takes its position from `positions`.
     """
     resources = None
-    m = _RESOURCES_RE.search(text)
+    m = _RESOURCES_RE.search(text) if "{-#" in text else None
     if m is not None:
         resources = m.group().rstrip("\n")
         text = text[: m.start()] + text[m.end() :]
@@ -556,6 +594,7 @@ class _Printer:
     def __init__(self, with_locs: bool, markers: list[ir.Op] | None) -> None:
         self.with_locs = with_locs
         self.markers = markers
+        self.types: dict[ir.Type, str] = {}
         self.names: dict[int, str] = {}
         self.next_id = 0
         self.out: list[str] = []
@@ -567,6 +606,12 @@ class _Printer:
             self.next_id += 1
             self.names[id(value)] = name
         return name
+
+    def type_text(self, type: ir.Type) -> str:
+        text = self.types.get(type)
+        if text is None:
+            text = self.types[type] = str(type)
+        return text
 
     def loc(self, loc_text: str | None, location: Location | None) -> str:
         if not self.with_locs:
@@ -596,8 +641,8 @@ class _Printer:
             out.append(")")
         if op.attributes:
             out.append(" " + _dict_text(op.attributes))
-        operand_types = ", ".join(str(v.type) for v in op.operands)
-        result_types = ", ".join(str(v.type) for v in op.results)
+        operand_types = ", ".join(self.type_text(v.type) for v in op.operands)
+        result_types = ", ".join(self.type_text(v.type) for v in op.results)
         out.append(f" : ({operand_types}) -> ({result_types})")
         if self.markers is None:
             out.append(self.loc(op.loc_text, op.location))
@@ -612,7 +657,7 @@ class _Printer:
         for i, block in enumerate(region.blocks):
             label = block.label or f"^bb{i}"
             args = ", ".join(
-                f"{self.name_of(a)}: {a.type}{self.loc(_ARG_LOCS.get(a), a.location)}"
+                f"{self.name_of(a)}: {self.type_text(a.type)}{self.loc(_ARG_LOCS.get(a), a.location)}"
                 for a in block.args
             )
             self.out.append(f"{indent}{label}({args}):\n" if args else f"{indent}{label}:\n")

@@ -44,9 +44,10 @@ __all__ = [
 # A string, a line comment, a ``#locN = `` alias definition, or a ``loc(`` that starts a
 # location (not part of a longer name such as ``@my_loc(`` or ``%loc``).
 _LOC_SCAN_RE = re.compile(
-    r'"(?:[^"\\]|\\.)*"|//[^\n]*|^(#loc[\w$.\-]*[ \t]*=[ \t]*)loc\(|(?<![\w$.@%#^!\-])loc\(',
+    r'"(?:[^"\\]|\\.)*"|//[^\n]*|(?:^(#loc[\w$.\-]*[ \t]*=[ \t]*))?(loc\()',
     re.M,
 )
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.@%#^!-")
 _CURRENT_OP_NOTE = "see current operation"
 _BYTECODE_MAGIC = b"ML\xefR"
 _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
@@ -80,19 +81,16 @@ def blank_locations(text: str) -> tuple[str, bool]:
     Lines and columns of everything else are unchanged. Returns the text and whether it had
     any location at all.
     """
+    if "loc(" not in text:
+        return text, False
     pieces: list[str] = []
     last = 0
-    pos = 0
-    found = False
-    while True:
-        m = _LOC_SCAN_RE.search(text, pos)
-        if m is None:
-            break
-        if m.group(1) is None and not m.group().startswith("loc("):
-            pos = m.end()  # a string or a comment: skip it whole
-            continue
-        found = True
+    for m in _LOC_SCAN_RE.finditer(text):
         start = m.start()
+        if start < last or m.group(2) is None:
+            continue  # inside a location already blanked, or a string / comment
+        if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
+            continue  # part of a longer name: @my_loc(...)
         try:
             end = gen.skip_balanced(text, m.end() - 1)
         except ParseError:
@@ -100,8 +98,8 @@ def blank_locations(text: str) -> tuple[str, bool]:
         pieces.append(text[last:start])
         blank = text[start:end]
         pieces.append(re.sub(r"[^\n]", " ", blank) if "\n" in blank else " " * len(blank))
-        last = pos = end
-    if not found:
+        last = end
+    if not pieces:
         return text, False
     pieces.append(text[last:])
     return "".join(pieces), True
