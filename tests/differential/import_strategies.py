@@ -72,6 +72,7 @@ _KINDS = [
     "call",
     "group",
     "while",
+    "manual",
 ]
 
 
@@ -116,6 +117,8 @@ def _statement(draw, i: int, values: list[str]) -> str:
         return f"{v} = call @{callee}({pick()}){attr} : ({T}) -> {T}"
     if kind == "group":
         return f"sdy.sharding_group {pick()} group_id={draw(st.integers(0, 3))} : {T}\n  {v} = stablehlo.negate {pick()} : {T}"
+    if kind == "manual":
+        return draw(_manual_computation(v, pick()))
     init = pick()
     # The body's outer value differs from the init operand: our loader links an op's own
     # operand uses before those of its regions, MLIR the other way round (see the xfail in
@@ -132,6 +135,41 @@ def _statement(draw, i: int, values: list[str]) -> str:
         f"    %b{i} = stablehlo.add %it{i}, {outer} : {T}\n"
         f"    stablehlo.return %b{i}, %n{i} : {T}, tensor<i32>\n"
         f"  }}"
+    )
+
+
+@st.composite
+def _manual_computation(draw, v: str, operand: str) -> str:
+    """A manual computation over some of "a"/"b" (any order), each on a dim or unused."""
+    manual = draw(st.lists(st.sampled_from(["a", "b"]), unique=True, max_size=2))
+    dims: list[list[str]] = [[], []]
+    sizes = {"a": 2, "b": 4}
+    for axis in manual:
+        slot = draw(st.integers(0, 2))
+        if slot < 2:
+            dims[slot].append(axis)
+    local = [8 // (sizes[dims[d][0]] if len(dims[d]) == 1 else 8 if dims[d] else 1) for d in (0, 1)]
+    body_t = f"tensor<{local[0]}x{local[1]}xf32>"
+
+    def sharding(closed: bool) -> str:
+        parts = []
+        for d in dims:
+            text = ", ".join(f'"{a}"' for a in d)
+            if not closed:
+                text = f"{text}, ?" if text else "?"
+            parts.append("{" + text + "}")
+        return f"<@mesh, [{parts[0]}, {parts[1]}]>"
+
+    in_sharding = sharding(draw(st.booleans()))
+    names = ", ".join(f'"{a}"' for a in manual)
+    return (
+        f"{v} = sdy.manual_computation({operand}) in_shardings=[{in_sharding}] "
+        f"out_shardings=[{sharding(True)}] manual_axes={{{names}}} (%m{v[1:]}: {body_t}) {{\n"
+        f"    %mc{v[1:]} = stablehlo.constant dense<1.0> : {body_t}\n"
+        f"    %mn{v[1:]} = stablehlo.add %m{v[1:]}, %mc{v[1:]} : {body_t}\n"
+        f"    %mm{v[1:]} = stablehlo.multiply %mn{v[1:]}, %mc{v[1:]} : {body_t}\n"
+        f"    sdy.return %mm{v[1:]} : {body_t}\n"
+        f"  }} : ({T}) -> {T}"
     )
 
 

@@ -11,6 +11,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shardwise.errors import VerifyError
 from shardwise.imports import run_import_pass
@@ -19,6 +21,7 @@ from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
 from tests.differential import import_cases as cases
+from tests.differential.import_strategies import import_modules
 
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
 
@@ -102,3 +105,9 @@ def test_named_computation_present_before_import_gets_two_edges_in_both():
             run_import_pass(module, spec)
     with pytest.raises(VerifyError, match="expected input of sdy.data_flow_edge"):
         write_text(module)
+
+
+@settings(max_examples=20)
+@given(text=import_modules(), dedup=st.booleans())
+def test_random_modules_match_reference(text: str, dedup: bool):
+    assert _ours(text, dedup) == run_pass(text, PREFIX[dedup])
