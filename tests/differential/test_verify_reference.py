@@ -205,7 +205,7 @@ INVALID: list[tuple[str, str]] = [
         "manual-after-free",
         manual(
             '⟪<@mesh, [{"b", "c"}, {}]>‖<@mesh, [{"c", "b"}, {}]>⟫',
-            '<@mesh, [{"c", "b"}, {}]>',
+            '<@mesh, [{"c", "b"}, {}], replicated={"a"}>',
             '"c"',
             "tensor<2x8xf32>",
         ),
@@ -214,7 +214,7 @@ INVALID: list[tuple[str, str]] = [
         "manual-local-shape",
         manual(
             '⟪<@mesh, [{"c"}, {}]>‖<@mesh, [{"b"}, {}]>⟫',
-            '<@mesh, [{"b"}, {}]>',
+            '<@mesh, [{"b"}, {}], replicated={"a"}>',
             '"b"',
             "tensor<4x8xf32>",
         ),
@@ -223,7 +223,7 @@ INVALID: list[tuple[str, str]] = [
         "manual-not-divisible",
         manual(
             '⟪<@mesh, [{"c"}]>‖<@mesh, [{"b"}]>⟫',
-            '<@mesh, [{"b"}]>',
+            '<@mesh, [{"b"}], replicated={"a"}>',
             '"b"',
             "tensor<3xf32>",
             global_type="tensor<6xf32>",
@@ -235,13 +235,45 @@ INVALID: list[tuple[str, str]] = [
     ),
     (
         "manual-in-sharding-unknown-axis",
-        manual('⟪<@mesh, [{"w"}, {}]>‖<@mesh, [{}, {}]>⟫', "<@mesh, [{}, {}]>", "", T),
+        manual(
+            '⟪<@mesh, [{"w"}, {}]>‖<@mesh, [{}, {}]>⟫', '<@mesh, [{}, {}], replicated={"a"}>', "", T
+        ),
     ),
     (
         "manual-per-value-count",
         manual(
-            "⟪<@mesh, [{}, {}]>, <@mesh, [{}, {}]>‖<@mesh, [{}, {}]>⟫", "<@mesh, [{}, {}]>", "", T
+            "⟪<@mesh, [{}, {}]>, <@mesh, [{}, {}]>‖<@mesh, [{}, {}]>⟫",
+            '<@mesh, [{}, {}], replicated={"a"}>',
+            "",
+            T,
         ),
+    ),
+    (
+        "manual-nested-same-axis",
+        manual(
+            '<@mesh, [{"a"}, {}]>',
+            '<@mesh, [{"a"}, {}]>',
+            '"a"',
+            "tensor<1x8xf32>",
+            "%1 = sdy.manual_computation(%x) in_shardings=[<@mesh, [{}, {}]>] "
+            'out_shardings=[<@mesh, [{}, {}]>] manual_axes={⟪"a"‖"b"⟫} (%y: tensor<1x8xf32>) {\n'
+            "      sdy.return %y : tensor<1x8xf32>\n"
+            "    } : (tensor<1x8xf32>) -> tensor<1x8xf32>\n"
+            "    sdy.return %1 : tensor<1x8xf32>",
+        ),
+    ),
+    (
+        "manual-result-local-shape",
+        manual(
+            '<@mesh, [{"b"}, {}]>',
+            '⟪<@mesh, [{}, {"b"}]>‖<@mesh, [{"b"}, {}], replicated={"c"}>⟫',
+            '"b"',
+            "tensor<4x8xf32>",
+        ),
+    ),
+    (
+        "manual-out-sharding-bad-sub-axis",
+        manual("<@mesh, [{}, {}]>", '⟪<@mesh, [{"c":(1)4}, {}]>‖<@mesh, [{"c"}, {}]>⟫', "", T),
     ),
     # -- op sharding rules --------------------------------------------------------------------
     (
@@ -493,15 +525,18 @@ def our_module(case: str) -> Module:
     )
     module = load_text(PRELUDE + masked)
     swaps = [(m.group(2), m.group(1)) for m in _MARKED.finditer(case)]
+    replaced: list[int] = []
     for op in module.walk():
         _unmask(op.attributes)
         for dicts in (op.properties.get("arg_attrs"), op.properties.get("res_attrs")):
             for entry in getattr(dicts, "elements", []):
                 _unmask(entry.entries)
         for key, value in op.properties.items():
-            for filler, invalid in swaps:
+            for index, (filler, invalid) in enumerate(swaps):
                 if value == _parse_like(value, filler):
                     op.properties[key] = _parse_like(value, invalid)
+                    replaced.append(index)
+    assert sorted(replaced) == list(range(len(swaps))), "each filler must occur exactly once"
     return module
 
 
