@@ -151,6 +151,30 @@ def test_op_positions_point_at_the_op(jax_lowered: dict[str, str], case: str) ->
         assert lines[arg.location.line - 1][arg.location.col - 1 :].startswith("%arg")
 
 
+def test_dense_resource_round_trip() -> None:
+    """Blobs keep their names (a shared MLIR context would rename them on every reparse)."""
+    text = textwrap.dedent(
+        """\
+        func.func @f() -> tensor<3xi32> {
+          %0 = stablehlo.constant dense_resource<blob1> : tensor<3xi32>
+          return %0 : tensor<3xi32>
+        }
+        {-#
+          dialect_resources: {
+            builtin: {
+              blob1: "0x04000000010000000200000003000000"
+            }
+          }
+        #-}
+        """
+    )
+    module = mlir.load_text(text)
+    for _ in range(2):
+        out = mlir.write_text(module)
+        assert out == reference_print(text)
+        assert "dense_resource<blob1>" in out
+
+
 def test_sdy_attributes_are_typed() -> None:
     pytest.importorskip("shardwise.syntax")
     from shardwise.sharding import TensorSharding

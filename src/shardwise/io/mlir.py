@@ -52,24 +52,23 @@ _CURRENT_OP_NOTE = "see current operation"
 _BYTECODE_MAGIC = b"ML\xefR"
 _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
 
-_context: Any = None
-
 
 def _ir() -> Any:
-    """The bindings' ``ir`` module, with one shared context entered (dialects registered)."""
-    global _context
+    """The bindings' ``ir`` module (imported on first use: ``import shardwise`` stays light)."""
     from jax._src.lib.mlir import ir as mlir_ir
 
-    if _context is None:
-        from jax._src.interpreters import mlir as jax_mlir
-
-        _context = jax_mlir.make_ir_context()
     return mlir_ir
 
 
 def _parse(text: str) -> Any:
-    mlir_ir = _ir()
-    return mlir_ir.Module.parse(text, context=_context)
+    """Parse and verify with the bindings, in a fresh context.
+
+    A fresh context per module: one shared context would rename ``dense_resource`` blobs on
+    every reparse (``blob`` -> ``blob_1``) and keep every attribute ever parsed alive.
+    """
+    from jax._src.interpreters import mlir as jax_mlir
+
+    return _ir().Module.parse(text, context=jax_mlir.make_ir_context())
 
 
 # -- locations ---------------------------------------------------------------------------------
