@@ -349,11 +349,12 @@ def greatest_common_prefix_of_lists(
 
 def prefix_without_overlap_with_list(axis: AxisRef, others: Iterable[AxisRef]) -> AxisRef | None:
     """Fold `prefix_without_overlap` over `others`; None as soon as nothing is left."""
-    result: AxisRef | None = axis
+    result = axis
     for other in others:
-        result = result.prefix_without_overlap(other)
-        if result is None:
+        prefix = result.prefix_without_overlap(other)
+        if prefix is None:
             return None
+        result = prefix
     return result
 
 

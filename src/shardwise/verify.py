@@ -674,32 +674,37 @@ def _verify_symbol_uses(op: Op, meshes: Mapping[str, object]) -> None:
         if isinstance(sharding, TensorSharding):
             verify_tensor_sharding(sharding, op.results[0].type, meshes, location, manual)
     elif op.name == _MANUAL_COMPUTATION:
-        body = op.regions[0].entry
-        terminator = body.terminator
-        types = (
-            [v.type for v in op.operands],
-            [a.type for a in body.args],
-            [r.type for r in op.results],
-            [v.type for v in terminator.operands] if terminator is not None else [],
-        )
-        verify_manual_computation(
-            _per_value(op.get_attr("in_shardings")),
-            _per_value(op.get_attr("out_shardings")),
-            _manual_axes(op.get_attr("manual_axes")),
-            types,
-            meshes,
-            location,
-            manual,
-        )
+        _verify_manual_computation_op(op, meshes, manual)
     elif op.name == "sdy.named_computation":
-        for key, types in (
-            ("in_shardings", [v.type for v in op.operands]),
-            ("out_shardings", [r.type for r in op.results]),
-        ):
+        operand_types = [v.type for v in op.operands]
+        result_types = [r.type for r in op.results]
+        for key, types in (("in_shardings", operand_types), ("out_shardings", result_types)):
             shardings = op.get_attr(key)
             if isinstance(shardings, TensorShardingPerValue):
                 with _prefixed(f"{key} "):
                     verify_sharding_per_value(shardings, types, meshes, location, manual)
+
+
+def _verify_manual_computation_op(
+    op: Op, meshes: Mapping[str, object], manual: ManualAxisOwners
+) -> None:
+    body = op.regions[0].entry
+    terminator = body.terminator
+    types = (
+        [v.type for v in op.operands],
+        [a.type for a in body.args],
+        [r.type for r in op.results],
+        [v.type for v in terminator.operands] if terminator is not None else [],
+    )
+    verify_manual_computation(
+        _per_value(op.get_attr("in_shardings")),
+        _per_value(op.get_attr("out_shardings")),
+        _manual_axes(op.get_attr("manual_axes")),
+        types,
+        meshes,
+        op.location,
+        manual,
+    )
 
 
 def _per_value(value: object) -> TensorShardingPerValue:
