@@ -149,6 +149,14 @@ CASES = {
   return %0 : T8
 }"""
     ),
+    # Unreduced axes of an operand keep that axis off the operand's factors (basic: off every
+    # tensor; aggressive: only off that operand).
+    "unreduced_blocks_axis": module(
+        """func.func @main(%arg0: T8 S<[{"x", ?}, {?}], unreduced={"y"}>S, %arg1: T8 S<[{?}, {"y", ?}]>S) -> T8 {
+  %0 = stablehlo.add %arg0, %arg1 : T8
+  return %0 : T8
+}"""
+    ),
     # Sub-axes on the input flow through an elementwise op unchanged.
     "sub_axis_input": module(
         """func.func @main(%arg0: T8 S<[{"y":(1)2, ?}, {"y":(2)2}]>S) -> T8 {
