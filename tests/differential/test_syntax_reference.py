@@ -211,7 +211,7 @@ def test_mesh_op_bodies_round_trip() -> None:
 
 # -- hypothesis: random values printed by us, reprinted by the reference ----------------------
 
-names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=4)
+names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=4)
 int64 = st.integers(-(2**63), 2**63 - 1)
 int32 = st.integers(-(2**31), 2**31 - 1)  # the reference parses factor sizes as 32-bit
 
@@ -274,7 +274,16 @@ def rules(draw: st.DrawFn) -> OpShardingRule:
     results = tuple(mapping() for _ in range(draw(st.integers(1, 2))))
     typed = [tuple(draw(st.lists(factor, max_size=3))) if n else () for _ in range(4)]
     sizes = tuple(draw(st.lists(int32, min_size=n, max_size=n)))
-    return OpShardingRule(sizes, operands, results, *typed, is_custom_rule=draw(st.booleans()))
+    return OpShardingRule(
+        sizes,
+        operands,
+        results,
+        reduction_factors=typed[0],
+        need_replication_factors=typed[1],
+        permutation_factors=typed[2],
+        blocked_propagation_factors=typed[3],
+        is_custom_rule=draw(st.booleans()),
+    )
 
 
 attributes = st.one_of(

@@ -269,7 +269,7 @@ def test_typed_entry_point_rejects_other_form() -> None:
 
 # -- printer/parser agreement on generated values -------------------------------------------
 
-names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=4)
+names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=4)
 
 
 @st.composite
@@ -317,7 +317,7 @@ def rules(draw: st.DrawFn) -> OpShardingRule:
     def mapping() -> tuple[tuple[int, ...], ...]:
         chosen = draw(st.lists(st.sampled_from(factors), max_size=4, unique=True))
         split = draw(st.integers(0, len(chosen)))
-        dims = [(f,) for f in chosen[:split]]
+        dims: list[tuple[int, ...]] = [(f,) for f in chosen[:split]]
         if chosen[split:]:
             dims.append(tuple(chosen[split:]))
         return tuple(dims)
@@ -326,7 +326,16 @@ def rules(draw: st.DrawFn) -> OpShardingRule:
     results = tuple(mapping() for _ in range(draw(st.integers(1, 2))))
     typed = [tuple(sorted(draw(st.sets(st.sampled_from(factors), max_size=2)))) for _ in range(4)]
     sizes = tuple(draw(st.lists(st.integers(1, 64), min_size=n, max_size=n)))
-    return OpShardingRule(sizes, operands, results, *typed, is_custom_rule=draw(st.booleans()))
+    return OpShardingRule(
+        sizes,
+        operands,
+        results,
+        reduction_factors=typed[0],
+        need_replication_factors=typed[1],
+        permutation_factors=typed[2],
+        blocked_propagation_factors=typed[3],
+        is_custom_rule=draw(st.booleans()),
+    )
 
 
 @given(rules())
