@@ -111,6 +111,14 @@ CASES = {
   return %0 : tensor<16xf32>
 }"""
     ),
+    # The gcd rule of propagation: "y"=4 sits on a size-2 dim (minor-most there); in the
+    # result the factor is non-minor-most, so only the sub-axis "y":(1)2 can go there.
+    "reshape_forward_gcd_sub_axis": module(
+        """func.func @main(%arg0: tensor<2x16xf32> S<[{"y"}, {}]>S) -> tensor<32xf32> {
+  %0 = stablehlo.reshape %arg0 : (tensor<2x16xf32>) -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}"""
+    ),
     # Transpose then broadcast_in_dim.
     "transpose_broadcast": module(
         """func.func @main(%arg0: T8 S<[{"x"}, {"y", ?}]>S) -> tensor<2x16x8xf32> {
