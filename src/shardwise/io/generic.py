@@ -48,6 +48,11 @@ _OP_START_RE = re.compile(
 )
 _BLOCK_LABEL_RE = re.compile(r"(\^[\w$.\-]+)")
 _VALUE_NAME_RE = re.compile(r"%[\w$.\-]+")
+# An attribute value with at most one level of <...> or [...] and no (), {} (most of them):
+# matched in one step; anything else is scanned bracket by bracket.
+_FAST_VALUE_RE = re.compile(
+    r'(?:[^,{}<>\[\]()"]|"(?:[^"\\]|\\.)*"|<[^<>{}\[\]()"]*>|\[[^\[\]{}<>()"]*\])+'
+)
 _DICT_SEP_RE = re.compile(r"\s*([,}])")
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _SIMPLE_TYPE_RE = re.compile(r"[!\w.$\-]+")
@@ -232,8 +237,13 @@ def _parse_dict_at(text: str, pos: int, sdy_parser: SdyParser | None) -> tuple[d
                 out[key] = ir.UNIT
                 pos = m.end()
             else:
-                stop = _scan_item(text, m.end(), len(text))
-                out[key] = convert_attr(text[m.end() : stop].rstrip(), sdy_parser, key)
+                start = m.end()
+                fast = _FAST_VALUE_RE.match(text, start)
+                if fast is not None and text[fast.end()] in ",}":
+                    stop = fast.end()
+                else:
+                    stop = _scan_item(text, start, len(text))
+                out[key] = convert_attr(text[start:stop].rstrip(), sdy_parser, key)
                 pos = stop
         m = _DICT_SEP_RE.match(text, pos)
         if m is None:
