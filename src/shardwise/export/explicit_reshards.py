@@ -1,0 +1,358 @@
+"""``sdy-insert-explicit-reshards`` (Shardy ``exp/insert_explicit_reshards.cc``).
+
+After propagation every op's operand and result shardings must agree with its sharding rule
+before the partitioner can lower them: a factor sharded the same way on every tensor that has
+it, need-replication factors unsharded, no axis on two factors. This pass walks each func (MLIR
+post-order; nested ops first, terminators skipped, new ops never visited) and per op:
+
+| op                         | what happens                                                  |
+| -------------------------- | ------------------------------------------------------------- |
+| data-flow op (while, ...)  | each edge source brought to the edge owner's sharding         |
+| ``func.call``              | each operand brought to the callee's argument sharding        |
+| ``sdy.reshard``            | one adding unreduced axes becomes r2u/s2u collectives         |
+| anything with a rule       | operands all-reduced over unreduced axes the result drops;    |
+|                            | full version: common axes per factor, reshards before (operands) |
+|                            | and after (results) the op, all-reduce over reduction axes    |
+|                            | default: only the dot special case and unreduced results      |
+
+"Bringing to a sharding" all-reduces unreduced axes the target drops, inserts the unreduced
+collectives for axes it adds, and (full version only) reshards if still not equivalent. The
+func's return is handled last like a data-flow source with the func result shardings.
+The full version is on for every op when the option is set, and always for ``func.call``,
+``mhlo.ragged_dot`` and a ``concatenate`` whose operand shardings differ from its result's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from shardwise.axis import axis_set_diff, sort_and_merge_axes
+from shardwise.errors import InternalError
+from shardwise.export.explicit_reshards_ops import process_dot, process_op
+from shardwise.export.explicit_reshards_unreduced import (
+    Builder,
+    MeshTable,
+    convert_reshard_to_unreduced_collectives,
+    insert_all_reduce_if_unreduced_to_replicated,
+    insert_unreduced_collectives,
+    new_op,
+)
+from shardwise.export.explicit_reshards_util import compatible_factor_sharding
+from shardwise.export.passes.collective_attrs import axis_ref_list_attr
+from shardwise.export.passes.func_utils import callee_of, func_arg_shardings
+from shardwise.ir import Module, Op, Value
+from shardwise.mesh import Mesh
+from shardwise.propagation import data_flow
+from shardwise.propagation.projection import Axes, ShardingProjection
+from shardwise.propagation.sharding_access import (
+    get_func_result_sharding,
+    get_sharding,
+)
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sharding import TensorSharding
+
+__all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barriers"]
+
+
+def insert_explicit_reshards(module: Module, enable_full_version: bool = False) -> None:
+    """Run the pass on every ``func.func`` of `module`, in place."""
+    meshes = MeshTable(module.meshes())
+    for func in module.funcs:
+        _FuncPass(module, meshes, func, enable_full_version).run()
+
+
+def equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
+    """Shardy's free `isEquivalent`: a missing sharding is equivalent to a replicated one."""
+    if a is None:
+        return b is None or b.is_fully_replicated
+    return a.is_equivalent(b)
+
+
+def _walk_post_order(op: Op, visit: Callable[[Op], None]) -> None:
+    """MLIR's post-order walk: the next op is fixed before an op is visited, so ops inserted
+    right after it (or anywhere before it) are not visited."""
+    for region in op.regions:
+        for block in region.blocks:
+            current = block.ops[0] if block.ops else None
+            while current is not None:
+                i = block.ops.index(current)
+                following = block.ops[i + 1] if i + 1 < len(block.ops) else None
+                _walk_post_order(current, visit)
+                current = following
+    visit(op)
+
+
+def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
+    while value.defining_op is not None and value.defining_op.name == "sdy.propagation_barrier":
+        value = value.defining_op.operands[0]
+    return get_sharding(value)
+
+
+class _FuncPass:
+    def __init__(self, module: Module, meshes: MeshTable, func: Op, full: bool) -> None:
+        self.module = module
+        self.meshes = meshes
+        self.func = func
+        self.full = full
+        self.builder = Builder()
+
+    def run(self) -> None:
+        _walk_post_order(self.func, self.visit)
+        terminator = self.func.regions[0].entry.terminator
+        assert terminator is not None
+        self.builder.before(terminator)
+        for i in range(len(terminator.operands)):
+            target = get_func_result_sharding(self.func, i)
+            self.to_target((terminator, i), target, after_operand=False, full=self.full)
+
+    # -- per op ----------------------------------------------------------------------------------
+
+    def visit(self, op: Op) -> None:
+        if op is self.func or op.is_terminator:
+            return
+        full = self.on_full_version(op)
+        if data_flow.is_data_flow_op(op):
+            self.data_flow_op(op, full)
+            return
+        if op.name == "func.call":
+            self.call_op(op, full)
+            return
+        if convert_reshard_to_unreduced_collectives(op, self.meshes, self.builder):
+            return
+        self.all_reduce_operands_if_unreduced(op)
+        rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+        if rule is None or rule.is_custom_rule:
+            return
+        in_shardings = [sharding_bypassing_barriers(v) for v in op.operands]
+        out_shardings = [sharding_bypassing_barriers(v) for v in op.results]
+        mesh_name = self.common_mesh_name(in_shardings, out_shardings)
+        if mesh_name is None:
+            return
+        mesh = self.meshes.of_name(mesh_name)
+        projection = ShardingProjection.build(
+            in_shardings, out_shardings, rule, mesh, closed_if_missing=True
+        )
+        ctx = _OpContext(self, op, rule, mesh_name, mesh, in_shardings, out_shardings)
+        common: list[Axes] = []
+        if full:
+            common = process_op(ctx, projection)
+        elif op.name in ("stablehlo.dot", "stablehlo.dot_general"):
+            process_dot(ctx, projection)
+        self.all_reduce_reduction_factors(ctx, projection, common, full)
+
+    def on_full_version(self, op: Op) -> bool:
+        if self.full or op.name in ("mhlo.ragged_dot", "func.call"):
+            return True
+        if op.name != "stablehlo.concatenate":
+            return False
+        result = get_sharding(op.results[0])
+        return any(get_sharding(v) != result for v in op.operands)
+
+    # -- bringing a value to a target sharding ---------------------------------------------------
+
+    def to_target(
+        self,
+        use: tuple[Op, int],
+        target: TensorSharding | None,
+        after_operand: bool,
+        full: bool,
+    ) -> None:
+        operand = use[0].operands[use[1]]
+        sharding = get_sharding(operand)
+        if after_operand:
+            self.builder.after_value(operand)
+        if sharding is not None:
+            sharding = insert_all_reduce_if_unreduced_to_replicated(
+                use, sharding, target, self.meshes, self.builder
+            )
+        new = insert_unreduced_collectives(use, target, self.meshes, self.builder)
+        if new is not None:
+            sharding = new
+        if not full or equivalent(sharding, target):
+            return
+        if target is None:
+            assert sharding is not None
+            target = TensorSharding.fully_closed(sharding.mesh_or_ref, sharding.rank)
+        reshard = new_op("sdy.reshard", use[0].operands[use[1]], {"sharding": target})
+        self.builder.insert(reshard)
+        use[0].set_operand(use[1], reshard.results[0])
+
+    def data_flow_op(self, op: Op, full: bool) -> None:
+        owners = list(op.results)
+        if op.name in ("sdy.manual_computation", "sdy.named_computation"):
+            owners += list(op.regions[0].entry.args)
+        for owner in owners:
+            sharding = data_flow.get_edge_owner_sharding(op, owner)
+            if sharding is not None:
+                sharding = data_flow.transform_target_sharding(
+                    op, owner, sharding, data_flow.BEFORE_EDGE_PROPAGATION
+                )
+            for use in data_flow.edge_sources(op, owner):
+                self.to_target(use, sharding, after_operand=True, full=full)
+
+    def call_op(self, call: Op, full: bool) -> None:
+        targets: Sequence[TensorSharding] | None = func_arg_shardings(
+            self.module, callee_of(self.module, call)
+        )
+        if targets is None:
+            mesh_ref = None
+            for v in call.operands:
+                s = get_sharding(v)
+                if s is not None and not self.meshes.of(s).is_maximal:
+                    mesh_ref = s.mesh_or_ref
+                    break
+            if mesh_ref is None:
+                return
+            targets = [TensorSharding.fully_closed(mesh_ref, v.type.rank) for v in call.operands]
+        for i, target in enumerate(targets):
+            self.to_target((call, i), target, after_operand=True, full=full)
+
+    # -- unreduced operands and reduction factors ------------------------------------------------
+
+    def all_reduce_operands_if_unreduced(self, op: Op) -> None:
+        """Operands' unreduced axes that the (first) result does not keep are all-reduced."""
+        if not op.results:
+            for v in op.operands:
+                s = get_sharding(v)
+                if s is not None and s.unreduced_axes:
+                    raise InternalError(
+                        "Some operands have unreduced axes but the operation has no results.",
+                        op.location,
+                    )
+            return
+        first = get_sharding(op.results[0])
+        first_unreduced = first.unreduced_axes if first is not None else ()
+        for result in op.results[1:]:
+            s = get_sharding(result)
+            if (s.unreduced_axes if s is not None else ()) != first_unreduced:
+                raise InternalError(
+                    "Unreduced axes mismatch between results for multi-result op.", op.location
+                )
+        self.builder.before(op)
+        for i, v in enumerate(op.operands):
+            s = get_sharding(v)
+            if s is not None:
+                insert_all_reduce_if_unreduced_to_replicated(
+                    (op, i), s, first, self.meshes, self.builder
+                )
+
+    def all_reduce_reduction_factors(
+        self, ctx: _OpContext, projection: ShardingProjection, common: list[Axes], full: bool
+    ) -> None:
+        """All-reduce every result over the reduction factors' axes it does not keep unreduced."""
+        op, rule = ctx.op, ctx.rule
+        if not op.results:
+            return
+        first = get_sharding(op.results[0])
+        unreduced = first.unreduced_axes if first is not None else ()
+        axes = []
+        if full:
+            for f in rule.reduction_factors:
+                axes.extend(common[f])
+        elif unreduced:
+            for f in rule.reduction_factors:
+                factor_axes = compatible_factor_sharding(projection, f)
+                if factor_axes is None:
+                    raise InternalError(
+                        f"For the operation {op.name}, the result has unreduced axes while the "
+                        "operand has incompatible sharding along reduction factors.",
+                        op.location,
+                    )
+                axes.extend(factor_axes)
+        if not axes:
+            return
+        axes = axis_set_diff(axes, unreduced, ctx.mesh)
+        if not axes:
+            return
+        axes = sort_and_merge_axes(axes, ctx.mesh, key=ctx.mesh.axis_key)
+        self.builder.after(op)
+        for result in op.results:
+            sharding = ctx.get_or_create_sharding(result)
+            all_reduce = new_op(
+                "sdy.all_reduce",
+                result,
+                {"reduction_axes": axis_ref_list_attr(tuple(axes)), "out_sharding": sharding},
+            )
+            self.builder.insert(all_reduce)
+            result.replace_all_uses_with(all_reduce.results[0], except_op=all_reduce)
+
+    # -- meshes ----------------------------------------------------------------------------------
+
+    def common_mesh_name(
+        self, ins: list[TensorSharding | None], outs: list[TensorSharding | None]
+    ) -> str | None:
+        """The mesh all shardings share (ignoring device order), None if none/different/maximal;
+        among meshes that differ in device order, the most common one of sharded tensors."""
+        ref = None
+        mesh: Mesh | None = None
+        for s in ins + outs:
+            if s is None:
+                continue
+            other = self.meshes.of(s)
+            if mesh is None or mesh.is_empty:
+                mesh, ref = other, s.mesh_or_ref
+                continue
+            if other.is_empty:
+                continue
+            if not other.equals(mesh, ignore_device_ids=True):
+                return None
+            if not other.device_ids:
+                mesh, ref = other, s.mesh_or_ref
+        if ref is None or not isinstance(ref, str) or self.meshes.of_name(ref).is_maximal:
+            return None
+        counts: dict[str, int] = {}
+        best, best_count = ref, 0
+        for s in ins + outs:
+            if s is None or s.is_fully_replicated:
+                continue
+            name = s.mesh_or_ref
+            assert isinstance(name, str)
+            counts[name] = counts.get(name, 0) + 1
+            if counts[name] > best_count:
+                best, best_count = name, counts[name]
+        return best
+
+
+class _OpContext:
+    """What the per-op rewrites of the full version need about the op being processed."""
+
+    def __init__(
+        self,
+        owner: _FuncPass,
+        op: Op,
+        rule: OpShardingRule,
+        mesh_name: str,
+        mesh: Mesh,
+        in_shardings: list[TensorSharding | None],
+        out_shardings: list[TensorSharding | None],
+    ) -> None:
+        self.owner = owner
+        self.op = op
+        self.rule = rule
+        self.mesh_name = mesh_name
+        self.mesh = mesh
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+
+    @property
+    def builder(self) -> Builder:
+        return self.owner.builder
+
+    @property
+    def meshes(self) -> MeshTable:
+        return self.owner.meshes
+
+    def get_or_create_sharding(self, value: Value) -> TensorSharding:
+        """`getOrCreateSharding(value, meshName, closedIfMissing=true)`."""
+        sharding = get_sharding(value)
+        if sharding is not None:
+            return sharding
+        return TensorSharding.fully_closed(self.mesh_name, value.type.rank)
+
+    def new_sharding(self, tensor: int, projection: ShardingProjection) -> TensorSharding:
+        """The inverse projection of tensor `tensor` (operands first) on the op's mesh."""
+        mapping = self.rule.tensor_mappings[tensor]
+        return projection.tensor(tensor).create_tensor_sharding(
+            mapping, self.rule.factor_sizes, self.mesh_name, self.mesh
+        )

@@ -1,0 +1,214 @@
+"""Per-op rewrites of `sdy-insert-explicit-reshards` (Shardy ``insert_explicit_reshards.cc``).
+
+`process_op` (full version): common axes per factor, then a reshard before the op for every
+operand and after it for every result whose factor shardings changed; reshapes whose
+shardings do not fit their factors (overflow axes) take their own path. `process_dot`
+(default version): the one rewrite of ``dot``/``dot_general`` that reshards the result
+instead of an operand.
+
+`ctx` is the pass's per-op context (`explicit_reshards._OpContext`): the op, its rule, the
+chosen mesh, the shardings read before any rewrite, the builder and the mesh table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardwise.axis import AxisRef
+from shardwise.export.explicit_reshards_unreduced import new_op
+from shardwise.export.explicit_reshards_util import (
+    distribute_axes_across_factors,
+    find_common_axes,
+)
+from shardwise.ir import Op, TensorType
+from shardwise.propagation.projection import (
+    Axes,
+    FactorSharding,
+    ShardingProjection,
+    TensorFactorShardings,
+    UpdateTensorShardings,
+)
+from shardwise.propagation.sharding_access import get_sharding, set_sharding
+from shardwise.rules.rule import FactorType, TensorMapping
+from shardwise.sharding import TensorSharding
+
+__all__ = ["process_op", "process_dot", "tensor_sizes"]
+
+
+def tensor_sizes(op: Op) -> list[int]:
+    """Element counts of the operands then results; 0 for anything not statically shaped."""
+    sizes = []
+    for value in [*op.operands, *op.results]:
+        t = value.type
+        sizes.append(t.num_elements if isinstance(t, TensorType) and t.is_static else 0)
+    return sizes
+
+
+def _equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
+    if a is None:
+        return b is None or b.is_fully_replicated
+    return a.is_equivalent(b)
+
+
+def process_op(ctx: Any, projection: ShardingProjection) -> list[Axes]:
+    """Make the op's shardings compatible with its rule; returns the axes per factor."""
+    update = projection.tensors_contain_overflow_axes()
+    if update.any() and ctx.op.name == "stablehlo.reshape":
+        return _process_reshape_with_overflow_axes(ctx, projection)
+    common = find_common_axes(projection, ctx.rule, tensor_sizes(ctx.op), ctx.mesh)
+    for factor, axes in enumerate(common):
+        update |= projection.update_sharding(factor, axes, ())
+    insert_explicit_reshards(ctx, projection, update, ctx.in_shardings)
+    return common
+
+
+def _other_device_order(ctx: Any, sharding: TensorSharding | None) -> bool:
+    """`shouldReshardToCommonMesh`: sharded on a mesh whose device order is not the op's."""
+    if sharding is None or sharding.is_fully_replicated:
+        return False
+    return ctx.meshes.of(sharding).device_ids != ctx.mesh.device_ids
+
+
+def insert_explicit_reshards(
+    ctx: Any,
+    projection: ShardingProjection,
+    update: UpdateTensorShardings,
+    in_shardings: list[TensorSharding | None],
+) -> None:
+    """Reshard changed operands before the op; changed results take their new sharding and a
+    reshard after the op restores the old one for the users."""
+    op = ctx.op
+    ctx.builder.before(op)
+    for i, sharding in enumerate(in_shardings):
+        if update.operands[i] or _other_device_order(ctx, sharding):
+            target = ctx.new_sharding(i, projection)
+            reshard = ctx.builder.insert(
+                new_op("sdy.reshard", op.operands[i], {"sharding": target})
+            )
+            op.set_operand(i, reshard.results[0])
+    ctx.builder.after(op)
+    for j, sharding in enumerate(ctx.out_shardings):
+        if not (update.results[j] or _other_device_order(ctx, sharding)):
+            continue
+        result = op.results[j]
+        new = ctx.new_sharding(len(op.operands) + j, projection)
+        old = ctx.get_or_create_sharding(result)
+        reshard = ctx.builder.insert(new_op("sdy.reshard", result, {"sharding": old}))
+        result.replace_all_uses_with(reshard.results[0], except_op=reshard)
+        set_sharding(result, new)
+
+
+# -- reshape with overflow axes ------------------------------------------------------------------
+
+
+def _redistribute(
+    tensor: TensorFactorShardings,
+    mapping: TensorMapping,
+    factor_sizes: tuple[int, ...],
+    mesh: Any,
+    all_axes: list[AxisRef],
+) -> None:
+    """Spread `all_axes` over the tensor's factors (all dims, major to minor) afresh."""
+    factors = [f for dim in mapping for f in dim if tensor.has_factor(f)]
+    flat = [
+        FactorSharding(
+            (),
+            tensor.factor_index_to_sharding[f].is_closed,
+            tensor.factor_index_to_sharding[f].is_minor_most,
+        )
+        for f in factors
+    ]
+    distribute_axes_across_factors(flat, [factor_sizes[f] for f in factors], all_axes, mesh)
+    for f, sharding in zip(factors, flat, strict=True):
+        target = tensor.factor_index_to_sharding[f]
+        target.axis_refs = sharding.axis_refs
+        target.overflow_axes = sharding.overflow_axes
+
+
+def _process_reshape_with_overflow_axes(ctx: Any, projection: ShardingProjection) -> list[Axes]:
+    """Both sides take the more sharded side's axes, spread over their own factors; each factor
+    then keeps the greatest common prefix of the two."""
+    op, rule, mesh = ctx.op, ctx.rule, ctx.mesh
+    operand, result = projection.operands[0], projection.results[0]
+    best = operand if operand.sharding_size(mesh) >= result.sharding_size(mesh) else result
+    all_axes: list[AxisRef] = []
+    for factor in range(rule.num_factors):
+        sharding = best.get(factor)
+        if sharding is not None:
+            all_axes.extend(sharding.axis_refs)
+            all_axes.extend(sharding.overflow_axes)
+    _redistribute(operand, rule.operand_mappings[0], rule.factor_sizes, mesh, all_axes)
+    _redistribute(result, rule.result_mappings[0], rule.factor_sizes, mesh, all_axes)
+    legal = ShardingProjection.build(
+        [ctx.new_sharding(0, projection)], [ctx.new_sharding(1, projection)], rule, mesh
+    )
+    common = legal.greatest_common_prefix_axes(rule.num_factors)
+    for factor in range(rule.num_factors):
+        projection.update_sharding(factor, common[factor], ())
+    in_shardings = [get_sharding(v) for v in op.operands]
+    update = projection.no_updates()
+    update.operands[0] = not _equivalent(in_shardings[0], ctx.new_sharding(0, projection))
+    update.results[0] = not _equivalent(ctx.new_sharding(1, projection), ctx.out_shardings[0])
+    insert_explicit_reshards(ctx, projection, update, in_shardings)
+    return common
+
+
+# -- dot / dot_general in the default version ----------------------------------------------------
+
+
+def _dot_conflict(ctx: Any, projection: ShardingProjection) -> tuple[int, Axes, list] | None:
+    """The single result factor conflicting with LHS/RHS, its operand axes and the contracting
+    axes; None when the rewrite does not apply."""
+    rule = ctx.rule
+    lhs, rhs = projection.operands[0], projection.operands[1]
+    result = projection.results[0]
+    lhs_size, rhs_size, result_size = tensor_sizes(ctx.op)[:3]
+    conflict: tuple[int, Axes] | None = None
+    reduction_axes: list[AxisRef] = []
+    seen: list[AxisRef] = []
+    for factor in range(rule.num_factors):
+        lhs_f, rhs_f = lhs.get(factor), rhs.get(factor)
+        if lhs_f is not None and rhs_f is not None:
+            axes, max_size = lhs_f.axis_refs, max(lhs_size, rhs_size)
+            if lhs_f.axis_refs != rhs_f.axis_refs:
+                return None
+            if rule.factor_type(factor) == FactorType.REDUCTION:
+                reduction_axes.extend(axes)
+                continue
+        else:
+            single = lhs_f if lhs_f is not None else rhs_f
+            assert single is not None
+            axes = single.axis_refs
+            max_size = lhs_size if lhs_f is not None else rhs_size
+            for axis in axes:
+                if any(s.overlaps(axis) for s in seen):
+                    return None
+                seen.append(axis)
+        result_f = result.get(factor)
+        if result_f is not None and result_f.axis_refs == axes:
+            continue
+        if not axes or conflict is not None or result_size > max_size:
+            return None
+        conflict = (factor, axes)
+    if conflict is None:
+        return None
+    return conflict[0], conflict[1], reduction_axes
+
+
+def process_dot(ctx: Any, projection: ShardingProjection) -> None:
+    """When LHS and RHS agree and the result conflicts on exactly one factor whose result
+    axes are the contracting axes, shard the result like the operands and reshard it after."""
+    found = _dot_conflict(ctx, projection)
+    if found is None:
+        return
+    factor, operand_axes, reduction_axes = found
+    op = ctx.op
+    result = projection.results[0].get(factor)
+    if result is None or not result.axis_refs or list(result.axis_refs) != reduction_axes:
+        return
+    result.axis_refs = operand_axes
+    set_sharding(op.results[0], ctx.new_sharding(len(op.operands), projection))
+    ctx.builder.after(op)
+    old = ctx.out_shardings[0]
+    reshard = ctx.builder.insert(new_op("sdy.reshard", op.results[0], {"sharding": old}))
+    op.results[0].replace_all_uses_with(reshard.results[0], except_op=reshard)

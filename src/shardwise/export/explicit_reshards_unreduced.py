@@ -1,0 +1,259 @@
+"""Unreduced axes in `sdy-insert-explicit-reshards` (part of Shardy ``explicit_reshards_util``).
+
+A value whose sharding has unreduced axes holds partial sums. Where its user does not keep an
+axis unreduced, an ``sdy.all_reduce`` over that axis goes in between; where the user adds
+unreduced axes, ``sdy.replicated_to_unreduced`` (axes that were replicated) and
+``sdy.sharded_to_unreduced`` (axes that sharded a dimension) do.
+
+Also home of `Builder`, the insertion point these rewrites share (MLIR's `OpBuilder`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shardwise.axis import (
+    AxisRef,
+    PrefixStatus,
+    axis_set_diff,
+    is_axis_list_prefix_of,
+    sort_and_merge_axes,
+)
+from shardwise.errors import InternalError
+from shardwise.export.passes.collective_attrs import (
+    axis_ref_list_attr,
+    list_of_axis_ref_lists_attr,
+)
+from shardwise.ir import Block, Op, Value
+from shardwise.mesh import Mesh
+from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sharding import DimensionSharding, TensorSharding
+
+__all__ = [
+    "Builder",
+    "MeshTable",
+    "new_op",
+    "insert_all_reduce_if_unreduced_to_replicated",
+    "insert_unreduced_collectives",
+    "convert_reshard_to_unreduced_collectives",
+]
+
+Use = tuple[Op, int]
+
+
+class MeshTable:
+    """Mesh lookup by symbol name (or an inline mesh as is)."""
+
+    def __init__(self, meshes: dict[str, object]) -> None:
+        self.meshes = meshes
+
+    def of(self, sharding: TensorSharding) -> Mesh:
+        ref = sharding.mesh_or_ref
+        return ref if isinstance(ref, Mesh) else self.of_name(ref)
+
+    def of_name(self, name: str) -> Mesh:
+        mesh = self.meshes.get(name)
+        if not isinstance(mesh, Mesh):
+            raise InternalError(f"unknown mesh @{name}")
+        return mesh
+
+
+class Builder:
+    """An insertion point: new ops go before `anchor` in `block` (at the end if None)."""
+
+    def __init__(self) -> None:
+        self.block: Block | None = None
+        self.anchor: Op | None = None
+
+    def before(self, op: Op) -> None:
+        assert op.parent is not None
+        self.block, self.anchor = op.parent, op
+
+    def after(self, op: Op) -> None:
+        """`setInsertionPointAfter`: before the op that follows `op` now."""
+        block = op.parent
+        assert block is not None
+        i = block.ops.index(op)
+        self.block = block
+        self.anchor = block.ops[i + 1] if i + 1 < len(block.ops) else None
+
+    def after_value(self, value: Value) -> None:
+        """`setInsertionPointAfterValue`: after the defining op, or first in the block."""
+        if value.defining_op is not None:
+            self.after(value.defining_op)
+            return
+        block = value.owner
+        assert isinstance(block, Block)
+        self.block = block
+        self.anchor = block.ops[0] if block.ops else None
+
+    def insert(self, op: Op) -> Op:
+        assert self.block is not None
+        if self.anchor is None:
+            self.block.append(op)
+        else:
+            self.block.insert_before(self.anchor, op)
+        return op
+
+
+def new_op(name: str, operand: Value, properties: dict) -> Op:
+    """A one-operand one-result sdy op located where `operand` is (`Value::getLoc`)."""
+    owner = operand.defining_op
+    if owner is not None:
+        location, loc_text = owner.location, owner.loc_text
+    else:
+        from shardwise.io.generic import block_arg_loc_text
+
+        location, loc_text = operand.location, block_arg_loc_text(operand)
+    return Op(name, [operand], [operand.type], properties, location=location, loc_text=loc_text)
+
+
+def _set_use(use: Use, value: Value) -> None:
+    op, index = use
+    op.set_operand(index, value)
+
+
+def insert_all_reduce_if_unreduced_to_replicated(
+    use: Use,
+    source: TensorSharding | None,
+    user: TensorSharding | None,
+    meshes: MeshTable,
+    builder: Builder,
+) -> TensorSharding | None:
+    """All-reduce the operand of `use` over its unreduced axes that `user` does not keep.
+
+    Returns the sharding the operand has afterwards.
+    """
+    if source is None or not source.unreduced_axes:
+        return source
+    mesh = meshes.of(source)
+    target: tuple[AxisRef, ...] = ()
+    if user is not None:
+        target = user.unreduced_axes
+        if meshes.of(user) != mesh:
+            raise InternalError(
+                "source and user shardings have different meshes for unreduced axes."
+            )
+    axes = axis_set_diff(source.unreduced_axes, target, mesh)
+    if not axes:
+        return source
+    sharding = replace(
+        source, unreduced_axes=tuple(axis_set_diff(source.unreduced_axes, axes, mesh))
+    )
+    op = new_op(
+        "sdy.all_reduce",
+        use[0].operands[use[1]],
+        {"reduction_axes": axis_ref_list_attr(tuple(axes)), "out_sharding": sharding},
+    )
+    builder.insert(op)
+    _set_use(use, op.results[0])
+    return sharding
+
+
+def insert_unreduced_collectives(
+    use: Use, out: TensorSharding | None, meshes: MeshTable, builder: Builder
+) -> TensorSharding | None:
+    """Turn the operand's replicated/sharded axes that `out` makes unreduced into unreduced ones.
+
+    Returns the sharding of the last op inserted, None if none was.
+    """
+    value = use[0].operands[use[1]]
+    in_sharding = get_sharding(value)
+    if in_sharding is None or out is None or not out.unreduced_axes:
+        return None
+    mesh = meshes.of(in_sharding)
+    if meshes.of(out) != mesh:
+        raise InternalError(
+            "Input and output shardings have different meshes. The result has non-empty "
+            "unreduced axes."
+        )
+    added = axis_set_diff(out.unreduced_axes, in_sharding.unreduced_axes, mesh)
+    if not added:
+        return None
+    if axis_set_diff(in_sharding.unreduced_axes, out.unreduced_axes, mesh):
+        raise InternalError(
+            "Both input and output have unreduced axes that does not appear in the other."
+        )
+    tmp_dims, per_dim, s2u, need_reshard = _sharded_to_unreduced_axes(in_sharding, out, added, mesh)
+    result = value
+    if need_reshard:
+        reshard = new_op("sdy.reshard", value, {"sharding": in_sharding.replace_dims(tmp_dims)})
+        result = builder.insert(reshard).results[0]
+    last = get_sharding(result)
+    r2u = axis_set_diff(added, s2u, mesh)
+    if r2u:
+        unreduced = sort_and_merge_axes(
+            list(in_sharding.unreduced_axes) + r2u, mesh, key=mesh.axis_key
+        )
+        last = TensorSharding(
+            in_sharding.mesh_or_ref, tuple(tmp_dims), out.replicated_axes, tuple(unreduced)
+        )
+        op = new_op(
+            "sdy.replicated_to_unreduced",
+            result,
+            {"axes": axis_ref_list_attr(tuple(r2u)), "out_sharding": last},
+        )
+        result = builder.insert(op).results[0]
+    if s2u:
+        op = new_op(
+            "sdy.sharded_to_unreduced",
+            result,
+            {"axes": list_of_axis_ref_lists_attr(tuple(per_dim)), "out_sharding": out},
+        )
+        result = builder.insert(op).results[0]
+        last = out
+    if result is value:
+        return None
+    _set_use(use, result)
+    return last
+
+
+def _sharded_to_unreduced_axes(
+    in_sharding: TensorSharding, out: TensorSharding, added: list[AxisRef], mesh: Mesh
+) -> tuple[list[DimensionSharding], list[tuple[AxisRef, ...]], list[AxisRef], bool]:
+    """Per dim, the axes that go from sharding the dim to unreduced (when the out dim is a
+    prefix of the in dim and what it drops is all newly unreduced); else a reshard is needed.
+
+    Returns the dims before the sharded-to-unreduced, its axes per dim, all its axes and
+    whether a reshard must first align the dims.
+    """
+    tmp_dims = list(out.dim_shardings)
+    per_dim: list[tuple[AxisRef, ...]] = [() for _ in in_sharding.dim_shardings]
+    s2u: list[AxisRef] = []
+    need_reshard = False
+    for d, (in_dim, out_dim) in enumerate(
+        zip(in_sharding.dim_shardings, out.dim_shardings, strict=True)
+    ):
+        in_axes, out_axes = in_dim.axes, out_dim.axes
+        status = is_axis_list_prefix_of(out_axes, in_axes)
+        if status == PrefixStatus.NOT_A_PREFIX:
+            need_reshard = True
+            continue
+        if status != PrefixStatus.STRICT_PREFIX:
+            continue
+        diff: list[AxisRef] = []
+        n = len(out_axes)
+        if out_axes and out_axes[-1] != in_axes[n - 1]:
+            suffix = in_axes[n - 1].suffix_without_overlap(out_axes[-1], mesh)
+            assert suffix is not None
+            diff.append(suffix)
+        diff.extend(in_axes[n:])
+        if axis_set_diff(diff, added, mesh):
+            need_reshard = True
+            continue
+        per_dim[d] = tuple(diff)
+        s2u.extend(diff)
+        tmp_dims[d] = in_dim
+    return tmp_dims, per_dim, s2u, need_reshard
+
+
+def convert_reshard_to_unreduced_collectives(op: Op, meshes: MeshTable, builder: Builder) -> bool:
+    """An ``sdy.reshard`` that makes axes unreduced becomes the unreduced collectives."""
+    if op.name != "sdy.reshard":
+        return False
+    builder.before(op)
+    if insert_unreduced_collectives((op, 0), op.get_attr("sharding"), meshes, builder) is None:
+        return False
+    op.results[0].replace_all_uses_with(op.operands[0])
+    op.erase()
+    return True
