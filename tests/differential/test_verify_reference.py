@@ -275,6 +275,31 @@ INVALID: list[tuple[str, str]] = [
         "manual-out-sharding-bad-sub-axis",
         manual("<@mesh, [{}, {}]>", '⟪<@mesh, [{"c":(1)4}, {}]>‖<@mesh, [{"c"}, {}]>⟫', "", T),
     ),
+    # -- named computations and data-flow edges ----------------------------------------------
+    (
+        "named-computation-in",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.named_computation<"foo">(%arg0) in_shardings=[⟪<@mesh, [{"q"}]>‖<@mesh, [{"a", ?}]>⟫]'
+        ' out_shardings=[<@mesh, [{"a"}]>] (%x: tensor<8xf32>) {\n'
+        "    sdy.return %x : tensor<8xf32>\n"
+        "  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n}",
+    ),
+    (
+        "named-computation-out",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.named_computation<"foo">(%arg0) in_shardings=[<@mesh, [{"a"}]>]'
+        ' out_shardings=[⟪<@mesh, [{"a"}, {}]>‖<@mesh, [{"b"}]>⟫] (%x: tensor<8xf32>) {\n'
+        "    sdy.return %x : tensor<8xf32>\n"
+        "  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n}",
+    ),
+    (
+        "data-flow-edge",
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        '  %0 = sdy.data_flow_edge %arg0 sharding=⟪<@mesh, [{"q"}]>‖<@mesh, [{"a"}]>⟫ : tensor<8xf32>\n'
+        "  return %0 : tensor<8xf32>\n}",
+    ),
     # -- op sharding rules --------------------------------------------------------------------
     (
         "rule-operand-count",
