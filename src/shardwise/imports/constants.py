@@ -40,6 +40,23 @@ class _State:
     table: SymbolTable
     non_const_named: set[str] = field(default_factory=set)
     non_const_funcs: set[str] = field(default_factory=set)
+    # Clones to insert before an original op, in insertion order; applied once per region
+    # (inserting one by one is quadratic in the block size).
+    pending: dict[Op, list[Op]] = field(default_factory=dict)
+
+    def insert_before(self, anchor: Op, op: Op) -> None:
+        op.parent = anchor.parent
+        self.pending.setdefault(anchor, []).append(op)
+
+    def flush(self) -> None:
+        blocks = {id(a.parent): a.parent for a in self.pending if a.parent is not None}
+        for block in blocks.values():
+            ops: list[Op] = []
+            for op in block.ops:
+                ops.extend(self.pending.get(op, ()))
+                ops.append(op)
+            block.ops = ops
+        self.pending.clear()
 
 
 def _is_scalar(value: Value) -> bool:
@@ -47,24 +64,11 @@ def _is_scalar(value: Value) -> bool:
 
 
 def _to_sdy_constants(module: Module) -> None:
-    for op in list(module.walk()):
-        if op.name != "stablehlo.constant":
-            continue
-        new = Op(
-            "sdy.constant",
-            [],
-            [r.type for r in op.results],
-            dict(op.properties),
-            dict(op.attributes),
-            location=op.location,
-            loc_text=op.loc_text,
-            result_names=[r.name for r in op.results],
-        )
-        block = op.parent
-        assert block is not None
-        block.insert_before(op, new)
-        op.results[0].replace_all_uses_with(new.results[0])
-        op.erase()
+    """Retype in place; MLIR replaces the op, which reverses the result's use list."""
+    for op in module.walk():
+        if op.name == "stablehlo.constant":
+            op.name = "sdy.constant"
+            op.results[0].uses.reverse()
 
 
 def _is_constant_preserving(op: Op, st: _State) -> bool:
@@ -99,10 +103,8 @@ def _clone_into(result: Value, mapping: dict[Value, Value], st: _State) -> None:
     for operand in op.operands:
         if operand.defining_op is not None:
             _clone_into(operand, mapping, st)
-    block = op.parent
-    assert block is not None
     clone = clone_op(op, mapping)
-    block.insert_before(op, clone)
+    st.insert_before(op, clone)
     if clone.name == "func.call":
         func = st.table.lookup(callee_name(clone))
         assert func is not None
@@ -112,7 +114,7 @@ def _clone_into(result: Value, mapping: dict[Value, Value], st: _State) -> None:
     # Sharding-group users go along (uses walked newest first, as MLIR's use list).
     for user, _ in reversed(list(dict.fromkeys(result.uses))):
         if user.name == "sdy.sharding_group":
-            block.insert_before(op, clone_op(user, mapping))
+            st.insert_before(op, clone_op(user, mapping))
 
 
 def _clone_sub_computation(result: Value, st: _State) -> Value:
@@ -156,13 +158,24 @@ def _walk_skipping_named_computations(region: Region):
                     yield from _walk_skipping_named_computations(nested)
 
 
-def _erase_if_unused(op: Op) -> None:
-    users = [u for r in op.results for u, _ in r.uses]
-    if any(u.name != "sdy.sharding_group" for u in users):
-        return
-    for user in dict.fromkeys(users):
-        user.erase()
-    op.erase()
+def _erase_unused(ops: list[Op]) -> None:
+    """Erase, in order, each op whose users (if any) are all sharding groups, with them."""
+    erased: set[Op] = set()
+    for op in ops:
+        users = [u for r in op.results for u, _ in r.uses]
+        if any(u.name != "sdy.sharding_group" for u in users):
+            continue
+        for user in dict.fromkeys(users):
+            user.drop_operands()
+            erased.add(user)
+        for nested in op.walk():  # named computations and calls carry regions
+            nested.drop_operands()
+        erased.add(op)
+    blocks = {id(op.parent): op.parent for op in erased if op.parent is not None}
+    for block in blocks.values():
+        block.ops = [op for op in block.ops if op not in erased]
+    for op in erased:
+        op.parent = None
 
 
 def _split_region(region: Region, func: Op, st: _State) -> None:
@@ -170,8 +183,8 @@ def _split_region(region: Region, func: Op, st: _State) -> None:
     expansions: dict[Op, None] = {}
     for op in _walk_skipping_named_computations(region):
         _process_op(op, func, constants, expansions, st)
-    for op in [*expansions, *reversed(constants)]:
-        _erase_if_unused(op)
+    st.flush()
+    _erase_unused([*expansions, *reversed(constants)])
 
 
 def constant_or_scalar_splitter(module: Module) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from shardwise.ir import Module, Op, string_attr_value
+from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
 
 __all__ = ["symbol_dce"]
 
@@ -22,9 +22,13 @@ def _referenced_names(op: Op) -> set[str]:
     for nested in op.walk():
         for attrs in (nested.properties, nested.attributes):
             for key, value in attrs.items():
-                if key == "sym_name":
+                # Typed sdy values only name meshes, which are public (always live).
+                if key == "sym_name" or not isinstance(value, (RawAttr, DictAttr, ArrayAttr)):
                     continue
-                for m in _REF_RE.finditer(str(value)):
+                text = str(value)
+                if "@" not in text:
+                    continue
+                for m in _REF_RE.finditer(text):
                     if m.group(1) is not None:
                         names.add(string_attr_value(m.group(1)))
     return names
