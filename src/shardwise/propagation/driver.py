@@ -21,7 +21,10 @@ from shardwise.errors import PropagationError
 from shardwise.ir import Module, Op, OpaqueType, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
-from shardwise.propagation.factor_propagation import PropagationDirection
+from shardwise.propagation.factor_propagation import (
+    PropagationDirection,
+    propagate_op_shardings,
+)
 from shardwise.propagation.groups import ShardingGroupMap
 from shardwise.propagation.op_properties import is_elementwise, is_trivially_dead
 from shardwise.propagation.projection import ShardingProjection
@@ -169,6 +172,7 @@ class PropagationDriver:
         self.callers = self._collect_callers()
         self.worklist = _Worklist()
         self.current: Op | None = None
+        self.observer_projection: ShardingProjection | None = None
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -446,39 +450,61 @@ class PropagationDriver:
         mesh = self.meshes[mesh_name]
         if mesh.is_maximal:
             return False
+        directions = tuple(
+            PropagationDirection.NONE if rule.is_blocked(f) else direction(f)
+            for f in range(rule.num_factors)
+        )
+        if self.observer is None:
+            new_operands, new_results = propagate_op_shardings(
+                self.strategy,
+                rule,
+                tuple(operands.shardings),
+                tuple(results.shardings),
+                mesh_name,
+                mesh,
+                directions,
+                conservative,
+                is_elementwise(op),
+            )
+        else:
+            new_operands, new_results = self._observed_step(
+                op, operands, results, rule, mesh_name, mesh, directions, conservative
+            )
+        changed = False
+        for side, news in ((operands, new_operands), (results, new_results)):
+            for i, new in enumerate(news):
+                if new is not None and self._update_tensor(side, i, new, notify):
+                    changed = True
+        if self.observer is not None and changed:
+            self.observer.after_step(op, self.observer_projection)
+        return changed
+
+    def _observed_step(
+        self, op, operands, results, rule, mesh_name, mesh, directions, conservative
+    ):
+        """The same step as `propagate_op_shardings`, uncached, so an observer sees it."""
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
-        if self.observer is not None:
-            self.observer.before_step(op, projection)
-
-        def local_direction(factor: int) -> PropagationDirection:
-            if rule.is_blocked(factor):
-                return PropagationDirection.NONE
-            return direction(factor)
-
+        self.observer.before_step(op, projection)
         updates = self.strategy.propagate_factor_shardings(
             projection,
-            local_direction,
+            directions.__getitem__,
             rule.factor_sizes,
             mesh,
             conservative,
             is_elementwise(op),
         )
-        changed = False
-        for side, flags, tensors, mappings in (
-            (operands, updates.operands, projection.operands, rule.operand_mappings),
-            (results, updates.results, projection.results, rule.result_mappings),
-        ):
-            for i, flag in enumerate(flags):
-                if not flag:
-                    continue
-                new = tensors[i].create_tensor_sharding(
-                    mappings[i], rule.factor_sizes, mesh_name, mesh
-                )
-                if self._update_tensor(side, i, new, notify):
-                    changed = True
-        if self.observer is not None and changed:
-            self.observer.after_step(op, projection)
-        return changed
+        self.observer_projection = projection
+
+        def new(tensors, mappings, bits):
+            return tuple(
+                t.create_tensor_sharding(m, rule.factor_sizes, mesh_name, mesh) if bit else None
+                for t, m, bit in zip(tensors, mappings, bits, strict=True)
+            )
+
+        return (
+            new(projection.operands, rule.operand_mappings, updates.operands),
+            new(projection.results, rule.result_mappings, updates.results),
+        )
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
         old = side.shardings[i]
