@@ -65,8 +65,12 @@ def test_export_pass_locations_match_reference(case: Case) -> None:
     assert _ours(text, case) == expected
 
 
+# Passes the reference (jaxlib 0.10.2) does not have; tested by hand-derived unit tests.
+NOT_IN_REFERENCE = frozenset({"sdy-verify-unreduced-axes"})
+
+
 def test_every_pass_has_cases() -> None:
-    assert {c.pass_name for c in CASES} == set(PASSES)
+    assert {c.pass_name for c in CASES} == set(PASSES) - NOT_IN_REFERENCE
 
 
 # -- pipelines ------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 `export_pipeline` follows ``exp/export_pipeline.cc`` as shipped in the reference (jaxlib
 0.10.2): that version has neither ``sdy-verify-unreduced-axes`` nor the ``inline-meshes``
-step that later Shardy added (see shardy-notes 5.7); `ExportOptions.inline_meshes` opts in to
-the latter. Module dumps (``sdy-save-module``) are not reproduced.
+step that later Shardy added (see shardy-notes 5.7); `ExportOptions.verify_unreduced_axes`
+and `ExportOptions.inline_meshes` opt in to them. Module dumps (``sdy-save-module``) are not reproduced.
 
 The partitioner steps call the teammates' `insert_explicit_reshards` and
 `reshard_to_collectives`; until those modules exist, a pipeline that needs them raises.
@@ -35,6 +35,7 @@ class ExportOptions:
     avoid_reshards_on_calls: bool = False  # declared by Shardy, read nowhere
     update_non_divisible_input_output_shardings: bool = True
     inline_meshes: bool = False  # not in the reference's pipeline (later Shardy only)
+    verify_unreduced_axes: bool = False  # likewise: later Shardy runs it before reshards
 
 
 def _missing(name: str) -> Callable[..., None]:
@@ -71,6 +72,8 @@ def _symbol_dce() -> Callable[[Module], None]:
 def _shardy_partitioner(module: Module, options: ExportOptions) -> None:
     """`runShardyPartitioner`: explicit reshards, then collectives and their cleanup."""
     full = options.enable_insert_explicit_collectives
+    if options.verify_unreduced_axes:
+        PASSES["sdy-verify-unreduced-axes"](module)
     _insert_explicit_reshards()(module, full)
     if full:
         PASSES["canonicalize"](module, enable_patterns=RESHARD_LABEL)

@@ -18,6 +18,7 @@ from shardwise.export.passes import (
     divisibility,
     named_computations,
     sink,
+    verify_unreduced,
 )
 from shardwise.ir import Module
 
@@ -42,6 +43,7 @@ _FUNC_PASS_IMPLS: dict[str, Callable[..., None]] = {
     "sdy-sink-func-data-flow-edges": sink.sink_func_data_flow_edges,
     "sdy-sharding-constraint-to-reshard": cleanup.sharding_constraint_to_reshard,
     "sdy-drop-sharding-rules": cleanup.drop_sharding_rules,
+    "sdy-verify-unreduced-axes": verify_unreduced.verify_unreduced_axes,
 }
 FUNC_PASSES = frozenset(_FUNC_PASS_IMPLS)
 
