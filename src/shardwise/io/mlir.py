@@ -47,6 +47,8 @@ _LOC_SCAN_RE = re.compile(
     r'"(?:[^"\\]|\\.)*"|//[^\n]*|(?:^(#loc[\w$.\-]*[ \t]*=[ \t]*))?(loc\()',
     re.M,
 )
+# The usual shapes, matched at once; any other location is scanned bracket by bracket.
+_SIMPLE_LOC_RE = re.compile(r'loc\((?:#[\w$.\-]+|unknown|"[^"\\]*"(?::\d+:\d+)?)\)')
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.@%#^!-")
 _CURRENT_OP_NOTE = "see current operation"
 _BYTECODE_MAGIC = b"ML\xefR"
@@ -90,10 +92,14 @@ def blank_locations(text: str) -> tuple[str, bool]:
             continue  # inside a location already blanked, or a string / comment
         if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
             continue  # part of a longer name: @my_loc(...)
-        try:
-            end = gen.skip_balanced(text, m.end() - 1)
-        except ParseError:
-            end = len(text)
+        simple = _SIMPLE_LOC_RE.match(text, m.end() - 4)
+        if simple is not None:
+            end = simple.end()
+        else:
+            try:
+                end = gen.skip_balanced(text, m.end() - 1)
+            except ParseError:
+                end = len(text)
         pieces.append(text[last:start])
         blank = text[start:end]
         pieces.append(re.sub(r"[^\n]", " ", blank) if "\n" in blank else " " * len(blank))
