@@ -6,6 +6,7 @@ process. Expected module texts come from the reference (`shardwise.io.reference`
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from importlib import resources
@@ -135,6 +136,18 @@ def test_propagate_none_to_stdout_is_the_reference_print(
     code, out, err = _run(["propagate", "--pass", "none", f"{files}/good.mlir"], capsys)
     assert (code, err) == (0, "")
     assert out == parse_and_print(GOOD)
+
+
+def test_propagate_reads_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.encode())))
+    code, out, err = _run(["propagate", "--pass", "none", "-"], capsys)
+    assert (code, err) == (0, "")
+    assert out == parse_and_print(GOOD)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(VERIFY_ERROR.encode())))
+    code, _, err = _run(["verify", "-"], capsys)
+    assert code == 1 and err.startswith("<stdin>:2:3: error:")
 
 
 def test_propagate_generic(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
