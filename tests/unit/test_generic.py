@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from shardwise import ir
-from shardwise.errors import Location, ParseError
+from shardwise.errors import Location, ParseError, UnsupportedError
 from shardwise.io import generic as gen
 
 
@@ -207,6 +207,21 @@ def test_sdy_attributes_go_through_the_sdy_parser() -> None:
     assert seen == ['#sdy.sharding<@m, [{"x"}]>', "#sdy.propagation_edges<[]>"]
     assert op.attributes["sdy.sharding"] == ir.RawAttr('typed:#sdy.sharding<@m, [{"x"}]>')
     assert op.attributes["sdy.other"] == ir.RawAttr("#sdy.propagation_edges<[]>")
+
+
+def test_rejected_sdy_attribute_is_reported_at_its_op() -> None:
+    def strict(text: str) -> object:
+        raise ParseError("expected '>'", Location("-", 1, 9))
+
+    body = (
+        '  "t.outer"() <{s = #sdy.bad<x>}> ({\n'
+        '    "t.inner"() : () -> () loc("-":3:5)\n'
+        '  }) : () -> () loc("-":2:3)\n'
+    )
+    with pytest.raises(UnsupportedError) as info:
+        gen.parse_generic(_module(body), "m.mlir", sdy_parser=strict)
+    assert info.value.location == Location("m.mlir", 2, 3)
+    assert info.value.message == "cannot read an attribute of 't.outer': expected '>'"
 
 
 def test_empty_region_and_empty_module() -> None:

@@ -39,7 +39,6 @@ __all__ = [
 # (affine constraints; not a bracket), a bracket, a comma.
 _BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
 _OPENERS = frozenset("<({[")
-_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WS_RE = re.compile(r"(?:\s+|//[^\n]*)*")
 # The head of an op: results, name, operands, successors; then whitespace.
 _OP_START_RE = re.compile(
@@ -57,13 +56,11 @@ _DICT_SEP_RE = re.compile(r"\s*([,}])")
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _SIMPLE_TYPE_RE = re.compile(r"[!\w.$\-]+")
 # Fast paths for the common shapes (no nested brackets); anything else takes the general path.
-_FAST_TYPE_RE = re.compile(r'[!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?')
-_FAST_FUNCTION_TYPE_RE = re.compile(
-    r'\([^()"]*\)[ \t]*->[ \t]*(?:\(([^()"]*)\)|([!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?)(?![<\w]))'
-)
+_FAST_TYPE = r'[!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?'
+_FAST_TYPE_RE = re.compile(_FAST_TYPE)
 # The common tail of an op: a function type without nested parentheses and a simple location.
 _OP_END_RE = re.compile(
-    r':[ \t]*\([^()"]*\)[ \t]*->[ \t]*(?:\(([^()"]*)\)|([!\w.$\-]+(?:<[^<>(){}\[\]"]*>)?)(?![<\w]))'
+    r':[ \t]*\([^()"]*\)[ \t]*->[ \t]*(?:\(([^()"]*)\)|(' + _FAST_TYPE + r")(?![<\w]))"
     r'(?:[ \t]+(loc\((?:#[\w$.\-]+|"-":\d+:\d+|unknown)\)))?'
 )
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
@@ -378,7 +375,8 @@ class _Parser:
                 op.add_operand(self.lookup(item))
         if m.group(4) is not None:
             op.successors = [s.strip() for s in m.group(4).split(",")]
-        self.attr_errors = []
+        errors: list[ParseError] = []
+        self.attr_errors = errors
         if text.startswith("<{", self.pos):
             op.properties, self.pos = _parse_dict_at(text, self.pos + 1, self.sdy_parser)
             self.expect(">")
@@ -386,6 +384,7 @@ class _Parser:
         if text.startswith("({", self.pos):
             self.parse_regions(op)
             self.skip_ws()
+            self.attr_errors = errors  # nested ops had their own lists
         if text.startswith("{", self.pos):
             op.attributes, self.pos = _parse_dict_at(text, self.pos, self.sdy_parser)
             self.skip_ws()
@@ -395,9 +394,9 @@ class _Parser:
         else:
             op.loc_text = loc_text
         self.add_results(op, result_names, result_types)
-        if self.attr_errors:
+        if errors:
             raise UnsupportedError(
-                f"cannot read an attribute of '{op.name}': {self.attr_errors[0].message}",
+                f"cannot read an attribute of '{op.name}': {errors[0].message}",
                 op.location,
             )
         return op
@@ -437,13 +436,6 @@ class _Parser:
 
     def parse_function_type(self) -> list[ir.Type]:
         """``(a, b) -> (c, d)`` or ``(a) -> c``: return the result types."""
-        m = _FAST_FUNCTION_TYPE_RE.match(self.text, self.pos)
-        if m is not None:
-            self.pos = m.end()
-            single = m.group(2)
-            if single is not None:
-                return [ir.parse_type(single)]
-            return [ir.parse_type(t) for t in _split_types(m.group(1))]
         if not self.peek("("):
             raise self.error("expected a function type")
         self.balanced()

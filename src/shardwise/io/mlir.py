@@ -158,7 +158,7 @@ def _diagnostic_error(err: Any, filename: str) -> ShardwiseError:
     return cls(first.message, location, notes)
 
 
-def _raise_parse_error(err: Any, text: str, blanked: str | None, filename: str) -> None:
+def _raise_parse_error(err: Any, blanked: str | None, filename: str) -> None:
     """Raise the bindings' complaint at a position in the user's file."""
     if blanked is not None:
         # Diagnostics point at the user's loc(...) annotations; the blanked copy reports
@@ -194,7 +194,7 @@ def load_text(text: str, filename: str = "-") -> ir.Module:
     try:
         module = _parse(text)
     except mlir_ir.MLIRError as e:
-        _raise_parse_error(e, text, blanked if explicit else None, filename)
+        _raise_parse_error(e, blanked if explicit else None, filename)
     positions = None
     if explicit:
         try:
