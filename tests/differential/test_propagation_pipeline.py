@@ -109,3 +109,36 @@ def test_named_computation_present_before_import_gets_two_edges_in_both():
 @given(text=import_modules(), dedup=st.booleans())
 def test_random_modules_match_reference(text: str, dedup: bool):
     assert _ours(text, dedup) == run_pass(text, PREFIX[dedup])
+
+
+# -- the whole pipeline, export steps included ---------------------------------------------------
+
+_HAS_EXPORT = importlib.util.find_spec("shardwise.export.pipeline") is not None
+_FULL = {
+    False: "sdy-propagation-pipeline",
+    True: "sdy-propagation-pipeline{dedup-functions-fully=true}",
+}
+
+
+def _full(text: str, dedup: bool) -> str:
+    module = load_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        propagation_pipeline(module, PropagationOptions(dedup_functions_fully=dedup))
+    return write_text(module, debug_info=False)
+
+
+@pytest.mark.skipif(not _HAS_EXPORT, reason="shardwise.export.pipeline not available yet")
+@pytest.mark.parametrize("dedup", [False, True], ids=["default", "dedup"])
+@pytest.mark.parametrize("text", INPUTS)
+def test_full_pipeline_matches_reference(text: str, dedup: bool):
+    if not dedup and "sdy.named_computation" in text:
+        pytest.skip("named computations in the input get edges twice")
+    assert _full(text, dedup) == run_pass(text, _FULL[dedup])
+
+
+@pytest.mark.skipif(not _HAS_EXPORT, reason="shardwise.export.pipeline not available yet")
+@settings(max_examples=15)
+@given(text=import_modules(), dedup=st.booleans())
+def test_full_pipeline_on_random_modules(text: str, dedup: bool):
+    assert _full(text, dedup) == run_pass(text, _FULL[dedup])

@@ -9,7 +9,9 @@ Shardy's prop/propagation_pipeline.cc, steps in its order:
 3. ``sdy-pre-order-funcs``;
 4. ``sdy-user-priority-propagate`` with the pipeline's options and keep-sharding-rules on;
 5. the export steps (named computations back to funcs, func results, unflatten, symbol-dce,
-   func-call reshards, the export pipeline): `shardwise.export.pipeline.export_pipeline`.
+   func-call reshards, the export pipeline):
+   `shardwise.export.pipeline.post_propagation_pipeline`, with the export options the
+   registered pipeline derives from its propagation options (meshes not inlined).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def propagation_pipeline(module: Module, options: PropagationOptions | None = No
     import_and_propagate(module, options)
     # ---- export steps (5-10 of propagation_pipeline.cc), owned by shardwise.export ----
     try:
-        from shardwise.export.pipeline import export_pipeline  # type: ignore[import-not-found]
+        from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
     except ImportError:
         warnings.warn(
             "shardwise.export.pipeline is not available yet: the module is left as it is "
@@ -69,4 +71,10 @@ def propagation_pipeline(module: Module, options: PropagationOptions | None = No
             stacklevel=2,
         )
         return
-    export_pipeline(module, options)
+    export_options = ExportOptions(
+        keep_sharding_rules=options.keep_sharding_rules,
+        dump_sharding_origins=options.debug_sharding_origins,
+        dump_propagation_edges=options.debug_propagation_edge_sharding,
+        avoid_reshards_on_calls=options.dedup_functions_fully,
+    )
+    post_propagation_pipeline(module, options.dedup_functions_fully, export_options)
