@@ -838,3 +838,158 @@ CANON_CONSTANTS = (
 """
 )
 add(CANON, "constants-and-dead-ops", CANON_CONSTANTS, **COLLECTIVE)
+
+# -- edge cases --------------------------------------------------------------------------------
+
+# (Aggressive propagation crashes the reference on inline meshes, so these edges get their
+# shardings from the barrier itself via sdy-add-data-flow-edges.)
+BARRIER_SHARDINGS = {
+    "inline-mesh-edges": '<mesh<["q"=2]>, [{"q"}, {}]>, <mesh<["q"=2]>, [{}, {"q"}]>',
+    "mixed-edges": '<mesh<["q"=2]>, [{"q"}, {}]>, <@mesh, [{}, {"y"}]>',
+    "named-second-edge": '<mesh<["q"=2]>, [{"q"}, {}]>, <@m2, [{"a", ?}, {?}]>',
+}
+for edge_id, shardings in BARRIER_SHARDINGS.items():
+    add(
+        SINK,
+        edge_id,
+        _func(
+            f"""
+  %0:2 = stablehlo.optimization_barrier {{sdy.sharding = #sdy.sharding_per_value<[{shardings}]>}} %arg0, %arg1 : tensor<8x8xf32>, tensor<8x8xf32>
+  %1 = stablehlo.add %0#0, %0#1 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+""",
+            args="%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>",
+        ),
+        pre="sdy-add-data-flow-edges",
+    )
+add(
+    SINK,
+    "tokens-and-case",
+    _func(
+        """
+  %t = stablehlo.after_all : !stablehlo.token
+  %p = stablehlo.constant dense<1> : tensor<i32>
+  %0:2 = "stablehlo.case"(%p) ({
+    stablehlo.return %arg0, %t : tensor<8x8xf32>, !stablehlo.token
+  }, {
+    %1 = stablehlo.negate %arg0 : tensor<8x8xf32>
+    stablehlo.return %1, %t : tensor<8x8xf32>, !stablehlo.token
+  }) : (tensor<i32>) -> (tensor<8x8xf32>, !stablehlo.token)
+  return %0#0 : tensor<8x8xf32>
+""",
+        args='%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {?}]>}',
+    ),
+    pre="sdy-add-data-flow-edges,sdy-aggressive-propagate",
+)
+add(
+    CALL_RESHARDS,
+    "inline-mesh-and-no-results",
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = call @foo(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<mesh<["q"=2]>, [{}, {"q"}]>]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  call @bar(%0) : (tensor<8x8xf32>) -> ()
+  %1 = call @foo(%0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["q"=2]>, [{"q"}, {}]>}) {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @bar(%arg0: tensor<8x8xf32>) {
+  return
+}
+""",
+)
+add(
+    NAMED,
+    "inline-mesh-in-while",
+    _func(
+        """
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %c) : tensor<8x8xf32>, tensor<i32>
+    cond {
+    %1 = stablehlo.compare LT, %iterArg_0, %iterArg_0 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %1 = sdy.named_computation<"body">(%iterArg) in_shardings=[<mesh<["q"=2]>, [{"q"}, {}]>] out_shardings=[<mesh<["q"=2]>, [{}, {"q"}]>] (%a: tensor<8x8xf32>) {
+      %2 = stablehlo.negate %a : tensor<8x8xf32>
+      sdy.return %2 : tensor<8x8xf32>
+    } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    stablehlo.return %1, %iterArg_0 : tensor<8x8xf32>, tensor<i32>
+  }
+  return %0#0 : tensor<8x8xf32>
+"""
+    ),
+)
+add(
+    MERGER,
+    "types-and-nesting",
+    _func(
+        """
+  %c0 = stablehlo.constant dense<1.0> : tensor<8x8xf32>
+  %c1 = stablehlo.constant dense<1.0> : tensor<8x8xf16>
+  %s = stablehlo.constant dense<2.0> : tensor<f32>
+  %b0 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<8x8xf32>
+  %b1 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %b2 = stablehlo.broadcast_in_dim %b1, dims = [0] : (tensor<8xf32>) -> tensor<8x8xf32>
+  %b3 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<8x8xf32>
+  %0 = stablehlo.convert %c1 : (tensor<8x8xf16>) -> tensor<8x8xf32>
+  %1 = stablehlo.add %c0, %0 : tensor<8x8xf32>
+  %2 = stablehlo.add %b0, %b2 : tensor<8x8xf32>
+  %3 = stablehlo.add %1, %2 : tensor<8x8xf32>
+  %4 = stablehlo.add %3, %b3 : tensor<8x8xf32>
+  %5 = sdy.manual_computation(%4) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%a: tensor<4x8xf32>) {
+    %k = stablehlo.constant dense<1.0> : tensor<4x8xf32>
+    %k2 = stablehlo.constant dense<1.0> : tensor<4x8xf32>
+    %m = stablehlo.add %a, %k : tensor<4x8xf32>
+    %m2 = stablehlo.add %m, %k2 : tensor<4x8xf32>
+    sdy.return %m2 : tensor<4x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %5 : tensor<8x8xf32>
+"""
+    ),
+)
+add(
+    UNFLATTEN,
+    "calls-in-regions",
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.named_computation<"n">(%arg0) (%a: tensor<8x8xf32>) {
+    %1 = func.call @f_0(%a) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    sdy.return %1 : tensor<8x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = call @f(%0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+func.func private @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {sdy.original_func_name = "f"} {
+  return %arg0 : tensor<8x8xf32>
+}
+func.func private @f_0(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {sdy.original_func_name = "f"} {
+  %0 = call @f_1(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+func.func private @f_1(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {sdy.original_func_name = "f"} {
+  return %arg0 : tensor<8x8xf32>
+}
+""",
+)
+add(
+    CANON,
+    "reshard-inner-two-uses-and-named",
+    _canon_func(
+        """
+  %0 = sdy.reshard %arg0 <@mesh, [{"y"}, {}]> : tensor<8x8xf32>
+  %1 = sdy.reshard %0 <@mesh, [{"z"}, {}]> : tensor<8x8xf32>
+  %2 = sdy.reshard %0 <@mesh, [{}, {"z"}]> : tensor<8x8xf32>
+  %3 = sdy.named_computation<"n">(%1) (%a: tensor<8x8xf32>) {
+    %c = stablehlo.constant dense<1.0> : tensor<8x8xf32>
+    %4 = sdy.reshard %a <@mesh, [{"x"}, {}]> : tensor<8x8xf32>
+    %5 = sdy.reshard %4 <@mesh, [{}, {"x"}]> : tensor<8x8xf32>
+    %6 = stablehlo.add %5, %c : tensor<8x8xf32>
+    sdy.return %6 : tensor<8x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %r = stablehlo.add %3, %2 : tensor<8x8xf32>"""
+    ),
+    **RESHARD,
+)
