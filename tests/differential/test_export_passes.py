@@ -147,17 +147,36 @@ _POST_PROPAGATION_INPUTS = {
 }
 
 
-@pytest.mark.parametrize("input_id", list(_POST_PROPAGATION_INPUTS))
-def test_post_propagation_pipeline_matches_reference(input_id: str) -> None:
+_POST_PROPAGATION_DEDUP = [
+    "sdy-propagate-to-func-results",
+    "sdy-sink-func-data-flow-edges",
+    *_POST_PROPAGATION[2:],
+]
+_POST_PROPAGATION_DEDUP_INPUTS = {
+    "func-edges": (
+        "sink-func-data-flow-edges/edges-only",
+        "sdy-add-func-data-flow-edges,sdy-aggressive-propagate",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("input_id", "dedup"),
+    [(i, False) for i in _POST_PROPAGATION_INPUTS]
+    + [(i, True) for i in _POST_PROPAGATION_DEDUP_INPUTS],
+)
+def test_post_propagation_pipeline_matches_reference(input_id: str, dedup: bool) -> None:
     from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
 
     pytest.importorskip("shardwise.imports.symbol_dce")
-    case_id, pre = _POST_PROPAGATION_INPUTS[input_id]
+    inputs = _POST_PROPAGATION_DEDUP_INPUTS if dedup else _POST_PROPAGATION_INPUTS
+    case_id, pre = inputs[input_id]
     case = next(c for c in CASES if c.id == case_id)
     text = run_pass(case.text, pre.split(","))
-    expected = run_pass(text, _POST_PROPAGATION)
+    expected = run_pass(text, _POST_PROPAGATION_DEDUP if dedup else _POST_PROPAGATION)
     module = load_text(text)
-    post_propagation_pipeline(module, options=ExportOptions(avoid_export_for_partitioning=True))
+    options = ExportOptions(avoid_export_for_partitioning=True)
+    post_propagation_pipeline(module, dedup_functions_fully=dedup, options=options)
     assert write_text(module) == expected
 
 
