@@ -24,7 +24,7 @@ __all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
 
 DEFAULT_PASS = "sdy-user-priority-propagate"
 EXAMPLE = "gpt_block.mlir"
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERROR = 0, 1  # usage errors: argparse exits 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +43,10 @@ class _UsageError(Exception):
 
 
 def _read_input(arg: str) -> _Input:
-    if arg == "-":
-        data = sys.stdin.buffer.read()
-        try:
-            return _Input("<stdin>", data.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            raise InputError("not UTF-8 text; save the input as UTF-8", Location("<stdin>")) from e
-    from shardwise.io.mlir import read_text_file
+    from shardwise.io.mlir import decode_text, read_text_file
 
+    if arg == "-":
+        return _Input("<stdin>", decode_text(sys.stdin.buffer.read(), "<stdin>"))
     return _Input(arg, read_text_file(arg))
 
 
@@ -236,8 +232,9 @@ def _internal_error(exc: BaseException, debug: bool, input_name: str | None = No
     )
 
 
-def _format_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ANN001
-    return f"shardwise: warning: {message}\n"
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """Warnings (e.g. an op unknown to the rule registry) as one line, without Python paths."""
+    print(f"shardwise: warning: {message}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:
@@ -250,7 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``shardwise`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    warnings.formatwarning = _format_warning
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run_command(parser, args)
+
+
+def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         return int(args.run(args))
     except _UsageError as e:

@@ -37,7 +37,7 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "good.mlir").write_text(GOOD)
     (tmp_path / "bad.mlir").write_text(VERIFY_ERROR)
     (tmp_path / "empty.mlir").write_text("")
-    (tmp_path / "binary.mlir").write_bytes(b"ML\xefR\x00\x01")
+    (tmp_path / "binary.mlir").write_bytes(b"\x7fELF\x00\x01")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "good.mlir").write_text(GOOD)
     return tmp_path

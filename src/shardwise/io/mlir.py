@@ -39,6 +39,8 @@ __all__ = [
     "write_file",
     "blank_locations",
     "has_explicit_locations",
+    "read_text_file",
+    "decode_text",
 ]
 
 # A string, a line comment, a ``#locN = `` alias definition, or a ``loc(`` that starts a
@@ -228,6 +230,11 @@ def read_text_file(path: str | os.PathLike[str]) -> str:
         raise InputError("permission denied reading the file", Location(name)) from None
     except OSError as e:
         raise InputError(f"cannot read the file: {e.strerror}", Location(name)) from None
+    return decode_text(data, name)
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """Bytes of an input named `name` -> text; bytecode, binary or non-UTF-8 -> `InputError`."""
     if data.startswith(_BYTECODE_MAGIC):
         raise InputError(
             "MLIR bytecode; shardwise reads MLIR text: convert it first, e.g. "
