@@ -18,8 +18,11 @@ import pytest
 from shardwise.export.explicit_reshards import insert_explicit_reshards
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
-from tests.differential.explicit_reshards_cases import CASES, Case
+from tests.differential.explicit_reshards_cases import CASES as BASIC_CASES
+from tests.differential.explicit_reshards_cases import Case
+from tests.differential.explicit_reshards_more_cases import CASES as MORE_CASES
 
+CASES = BASIC_CASES + MORE_CASES
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
 
 # Shardy's propagation pipeline up to (not including) the partitioner steps of the export.
