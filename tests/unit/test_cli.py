@@ -255,3 +255,49 @@ def test_entry_points(files: Path, command: list[str]) -> None:
     )
     assert bad.returncode == 1
     assert bad.stderr.startswith(f"{files}/bad.mlir:2:3: error:")
+
+
+# -- the pass registry behind --pass -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "name", "options"),
+    [
+        ("none", "none", {}),
+        ("sdy-basic-propagate{}", "sdy-basic-propagate", {}),
+        (
+            "sdy-aggressive-propagate{propagation-strategy=basic keep-sharding-rules=true}",
+            "sdy-aggressive-propagate",
+            {"propagation-strategy": "basic", "keep-sharding-rules": "true"},
+        ),
+        ("a.b{x=1,y=2}", "a.b", {"x": "1", "y": "2"}),
+    ],
+    ids=["bare", "empty-options", "two-options", "comma-separated"],
+)
+def test_parse_pass_spec(spec: str, name: str, options: dict[str, str]) -> None:
+    assert cli.passes.parse_pass_spec(spec) == (name, options)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("bad name", "expected NAME or NAME{option=value ...}"),
+        ("x{a}", "bad pass option 'a'"),
+        ("nope", "unknown pass 'nope'; known passes: none, "),
+        ("none{a=1}", "pass 'none' takes no options"),
+        ("sdy-basic-propagate{conservative-propagation=maybe}", "expects true or false"),
+        ("sdy-populate-op-sharding-rules{x=1}", "unknown option(s) x"),
+    ],
+    ids=["syntax", "option-syntax", "unknown", "no-options", "bad-bool", "populate-option"],
+)
+def test_prepare_pass_rejects(spec: str, message: str) -> None:
+    with pytest.raises(cli.passes.ShardwiseError) as info:
+        cli.passes.prepare_pass(spec)
+    assert message in info.value.message
+
+
+def test_pass_registry_is_sorted_unique_and_refuses_duplicates() -> None:
+    names = cli.passes.pass_names()
+    assert names == sorted(set(names)) and cli.DEFAULT_PASS in names
+    with pytest.raises(ValueError, match="already registered"):
+        cli.passes.register_pass("none", "x:y")
