@@ -171,9 +171,9 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
             moved[name] = region
         _replace_op(call, named)
     for name in moved:
-        func = table.lookup(name)
-        if func is not None:
-            table.erase(func)
+        callee = table.lookup(name)
+        if callee is not None:
+            table.erase(callee)
     if add_data_flow_edges_on_named_computations:
         for op in list(module.op.walk_post_order()):
             if op.name == "sdy.named_computation":

@@ -129,7 +129,9 @@ def _apply_constraint_op(op: Op) -> None:
         insert_after_value(op, value)
         return op
 
-    _apply(op, value, op.get_attr("sharding"), move_after_input)
+    sharding = op.get_attr("sharding")
+    assert isinstance(sharding, TensorSharding), "the verifier requires a constraint sharding"
+    _apply(op, value, sharding, move_after_input)
 
 
 def _apply_manual_computation(op: Op) -> None:

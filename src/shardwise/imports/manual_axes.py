@@ -82,10 +82,9 @@ def _clean_up(module: Module, op: Op) -> None:
             )
         return
     mesh_or_ref = common_mesh_or_ref(module, [*ins, *outs])
-    mesh = mesh_of(module, ins[0] if ins else outs[0]) if mesh_or_ref is not None else None
-    if mesh_or_ref is not None:
-        mesh = mesh_of(module, TensorSharding(mesh_or_ref))
-    assert mesh is not None, "expected inputs and outputs to have a common mesh"
+    assert mesh_or_ref is not None, "expected inputs and outputs to have a common mesh"
+    mesh = mesh_of(module, TensorSharding(mesh_or_ref))
+    assert mesh is not None, f"unknown mesh {mesh_or_ref}"
     ordered = sorted(names, key=mesh.axis_index)
     if ordered != names:
         op.properties["manual_axes"] = ManualAxes(tuple(ordered))

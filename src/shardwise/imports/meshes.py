@@ -71,6 +71,9 @@ def lift_inlined_meshes(module: Module) -> None:
     for op in list(module.top_level_ops("sdy.mesh")):
         mesh = op.get_attr("mesh")
         name = module.symbol_name(op) or ""
+        if not isinstance(mesh, Mesh):  # not parsed: cannot be compared, kept as is
+            last = op
+            continue
         if mesh in by_mesh:
             by_ref[name] = by_mesh[mesh]
             table.erase(op)
@@ -98,8 +101,9 @@ def lift_inlined_meshes(module: Module) -> None:
     transform_shardings(module, lift)
     _rename_replica_group_meshes(module, by_ref)
     for op in module.top_level_ops("sdy.mesh"):
-        if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(op.get_attr("mesh"), Mesh):
-            op.attributes[_STABLEHLO_MESH_ATTR] = _stablehlo_mesh_dict(op.get_attr("mesh"))
+        mesh = op.get_attr("mesh")
+        if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(mesh, Mesh):
+            op.attributes[_STABLEHLO_MESH_ATTR] = _stablehlo_mesh_dict(mesh)
 
 
 _COLLECTIVES = frozenset(

@@ -72,4 +72,4 @@ def run_pass_with_use_lists(text: str, passes: str | list[str]) -> tuple[str, Us
     with _context:
         module = mlir_ir.Module.parse(text)
         passmanager.PassManager.parse(pipeline_text(passes)).run(module.operation)
-        return module.operation.get_asm(), _reference_use_lists(module)
+        return str(module.operation.get_asm()), _reference_use_lists(module)
