@@ -165,8 +165,11 @@ def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
             return resolved[name]
         if name not in raw or name in seen:
             return name
-        inner = seen | {name}
         value = raw[name]
+        if "#loc" not in value:
+            resolved[name] = value
+            return value
+        inner = seen | {name}
         # A reference used as a location operand is the inner text of its ``loc(...)``.
         out = _ALIAS_REF_RE.sub(
             lambda m: resolve(m.group(1), inner)[4:-1] if m.group(1) else m.group(), value[4:-1]
