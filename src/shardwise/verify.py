@@ -61,6 +61,18 @@ __all__ = [
 ManualAxisOwners = Mapping[str, Location]
 
 _MANUAL_COMPUTATION = "sdy.manual_computation"
+_COLLECTIVES = frozenset(
+    {
+        "sdy.all_gather",
+        "sdy.all_slice",
+        "sdy.all_to_all",
+        "sdy.collective_permute",
+        "sdy.all_reduce",
+        "sdy.reduce_scatter",
+        "sdy.sharded_to_unreduced",
+        "sdy.replicated_to_unreduced",
+    }
+)
 
 
 def _fail(message: str, location: Location, notes: Sequence[str] = ()) -> VerifyError:
@@ -640,6 +652,10 @@ def _verify_op(op: Op, meshes: Mapping[str, object]) -> None:
         for name in _manual_axes(op.get_attr("manual_axes")).axes:
             if name in manual:
                 raise _bound_axis_error(name, manual[name], location)
+    out_sharding = op.get_attr("out_sharding")
+    if op.name in _COLLECTIVES and isinstance(out_sharding, TensorSharding):
+        # Step 2 of `verifyCollectiveOp`; the operand/result relation is not checked here.
+        verify_tensor_sharding(out_sharding, result_types[0], meshes, location, manual)
 
 
 def _verify_func(func: Op, meshes: Mapping[str, object]) -> None:

@@ -300,6 +300,14 @@ INVALID: list[tuple[str, str]] = [
         '  %0 = sdy.data_flow_edge %arg0 sharding=⟪<@mesh, [{"q"}]>‖<@mesh, [{"a"}]>⟫ : tensor<8xf32>\n'
         "  return %0 : tensor<8xf32>\n}",
     ),
+    (
+        "collective-out-sharding",
+        "func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+        '  %c = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {"b"}]> : tensor<8x8xf32>\n'
+        '  %0 = sdy.all_gather [{}, {"b"}] %c out_sharding=⟪<@mesh, [{"q"}, {}]>‖<@mesh, [{"a"}, {}]>⟫'
+        " : tensor<8x8xf32>\n"
+        "  return %0 : tensor<8x8xf32>\n}",
+    ),
     # -- op sharding rules --------------------------------------------------------------------
     (
         "rule-operand-count",
