@@ -12,8 +12,13 @@ replicated/unreduced order, axes already manual in an enclosing manual computati
 per-value lists (count); op sharding rules (mapping counts/ranks, factor indices, unused
 factors, typed lists sorted/unique/disjoint, reduction factors not in results); manual
 computations (manual axes first, divisibility, local shapes, common mesh, unknown and
-nested manual axes). Divisibility of dims by sharded size is off by default, as in Shardy's
-op verification.
+nested manual axes); named computations, data-flow edges, constraints, reshards and the
+``out_sharding`` of collectives. Divisibility of dims by sharded size is off by default, as in
+Shardy's op verification.
+
+Not checked (no shardings involved, or export-only): the operand/result relation of
+collectives, unreduced-axes transitions (absent from the jaxlib 0.10.2 reference),
+``sdy.propagation_edges``, data-flow-edge use counts, propagation-barrier directions.
 """
 
 from __future__ import annotations
