@@ -46,8 +46,12 @@ OP_KINDS = (
     "dynamic_slice",
     "sharding_constraint",
     "propagation_barrier",
+    "reverse",
+    "dynamic_update_slice",
+    "iota",
+    "clamp",
 )
-_KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2)
+_KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1)
 _DIM_SIZES = (1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 16, 32)
 _AXIS_NAMES = ("x", "y", "z", "w")
 
@@ -446,6 +450,33 @@ def _propagation_barrier(b: _Builder) -> str:
     return b.emit("propagation_barrier", [x], b.types[x], dir=direction)
 
 
+def _reverse(b: _Builder) -> str:
+    x = b.pick(1)
+    rank = len(b.types[x].shape)
+    dims = sorted(b.rng.sample(range(rank), b.rng.randint(1, rank)))
+    return b.emit("reverse", [x], b.types[x], dims=dims)
+
+
+def _dynamic_update_slice(b: _Builder) -> str:
+    x = b.pick(1)
+    shape = b.types[x].shape
+    upd = b.find_or_arg(TType(tuple(b.rng.randint(1, s) for s in shape)))
+    idx = b.constant("i32", str(b.rng.randrange(2)))
+    return b.emit("dynamic_update_slice", [x, upd] + [idx] * len(shape), b.types[x])
+
+
+def _iota(b: _Builder) -> str:
+    shape = tuple(b.rng.choice(_DIM_SIZES) for _ in range(b.rng.randint(1, 3)))
+    return b.emit("iota", [], TType(shape), dim=b.rng.randrange(len(shape)))
+
+
+def _clamp(b: _Builder) -> str:
+    x = b.pick(0)
+    lo = b.zero() if b.rng.random() < 0.5 else b.find_or_arg(b.types[x])
+    hi = b.zero() if b.rng.random() < 0.5 else b.find_or_arg(b.types[x])
+    return b.emit("clamp", [lo, x, hi], b.types[x])
+
+
 _BUILDERS = {
     "unary": _unary,
     "binary": _binary,
@@ -464,6 +495,10 @@ _BUILDERS = {
     "dynamic_slice": _dynamic_slice,
     "sharding_constraint": _sharding_constraint,
     "propagation_barrier": _propagation_barrier,
+    "reverse": _reverse,
+    "dynamic_update_slice": _dynamic_update_slice,
+    "iota": _iota,
+    "clamp": _clamp,
 }
 
 

@@ -233,6 +233,14 @@ def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
         lines += _add_body("    ")
         lines.append(f"    }}){attrs} : {fn}")
         return lines
+    if k == "reverse":
+        return [f"{head}stablehlo.reverse {ops[0]}, dims = {_ints(a['dims'])}{attrs} : {op.type}"]
+    if k == "dynamic_update_slice":
+        return [f"{head}stablehlo.dynamic_update_slice {', '.join(ops)}{attrs} : {fn}"]
+    if k == "iota":
+        return [f"{head}stablehlo.iota dim = {a['dim']}{attrs} : {op.type}"]
+    if k == "clamp":
+        return [f"{head}stablehlo.clamp {', '.join(ops)}{attrs} : {fn}"]
     if k == "sharding_constraint":
         return [f"{head}sdy.sharding_constraint {ops[0]} {a['sharding'].body()} : {op.type}"]
     if k == "propagation_barrier":
