@@ -18,6 +18,7 @@ from pathlib import Path
 
 from shardwise import __version__, passes
 from shardwise.errors import InputError, InternalError, Location, ShardwiseError
+from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module
 
 __all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
@@ -208,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transform_args(p)
     p.add_argument("--conservative", action="store_true", help="conservative rules (no sub-axes)")
     p.set_defaults(run=_cmd_rules)
+
+    p = sub.add_parser("fuzz", help="compare with Shardy on random modules (differential fuzzing)")
+    fuzz_cli.build_parser(p)
+    p.set_defaults(run=fuzz_cli.run)
     return parser
 
 

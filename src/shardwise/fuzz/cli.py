@@ -7,7 +7,7 @@ import sys
 
 from shardwise.fuzz.runner import PASS_NAMES, CampaignReport, run_campaign
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run"]
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -41,9 +41,8 @@ def _progress(report: CampaignReport) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run a campaign; exit 0 when every module matched, 1 on a divergence, 2 on usage errors."""
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """Run the campaign `args` describe; 0 when every module matched, 1 on a divergence."""
     if args.count < 0 or args.jobs < 1:
         print("shardwise fuzz: error: --count must be >= 0 and --jobs >= 1", file=sys.stderr)
         return 2
@@ -58,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(report.summary())
     return 1 if report.divergences else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``shardwise fuzz --seed N --count K [--pass NAME ...] [--out DIR]``."""
+    return run(build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":
