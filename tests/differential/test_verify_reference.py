@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from shardwise.errors import ParseError, VerifyError
 from shardwise.io.mlir import load_text
 from shardwise.io.reference import ReferenceError, run_pass
-from shardwise.ir import Module
+from shardwise.ir import Module, parse_type
 from shardwise.mesh import Mesh
 from shardwise.sharding import ManualAxes, TensorSharding, TensorShardingPerValue
 from shardwise.syntax import (
@@ -37,7 +37,7 @@ from shardwise.syntax import (
     parse_sharding_per_value,
     parse_tensor_sharding,
 )
-from shardwise.verify import verify_module
+from shardwise.verify import verify_manual_computation, verify_module
 
 PRELUDE = """\
 sdy.mesh @mesh = <["a"=8, "b"=2, "c"=4]>
@@ -747,3 +747,64 @@ def test_random_rule_same_verdict_and_message(case: tuple[str, str, str]) -> Non
     for each in module.walk():
         _unmask(each.attributes)
     assert our_message(module) == reference_message(PRELUDE + text)
+
+
+# -- hypothesis: random manual computations, checked at the API level ---------------------------
+# Our side calls `verify_manual_computation` on values (no IR needed), the reference verifies
+# the same computation written as text.
+
+_MANUAL_MESH = parse_mesh('<["a"=8, "b"=2, "c"=4]>')
+# Sub-axes of "a" only, for the reason given above the random sharding test.
+_MANUAL_POOL = ['"a"', '"b"', '"c"', '"a":(1)2', '"a":(2)4', '"a":(4)2']
+
+
+@st.composite
+def random_manual_case(draw: st.DrawFn) -> tuple[str, str, list[str], str, str]:
+    """(in sharding, out sharding, manual axes, global type, local type)."""
+    shape = [draw(st.sampled_from([6, 8])), 8]
+
+    def sharding() -> str:
+        dims = [
+            draw(st.lists(st.sampled_from(_MANUAL_POOL), max_size=2, unique=True)) for _ in shape
+        ]
+        return "<@mesh, [" + ", ".join("{" + ", ".join(d) + "}" for d in dims) + "]>"
+
+    in_sharding, out_sharding = sharding(), sharding()
+    manual = sorted(draw(st.sets(st.sampled_from(["a", "b", "c", "x"]), max_size=2)))
+    local = list(shape)
+    in_value = parse_tensor_sharding(in_sharding)
+    for dim, dim_sharding in enumerate(in_value.dim_shardings):
+        for axis in dim_sharding.axes:
+            if axis.name in manual:
+                local[dim] = max(local[dim] // axis.size(_MANUAL_MESH), 1)
+    if not draw(st.integers(0, 5)):
+        local[0] += 1
+    as_type = lambda dims: "tensor<" + "".join(f"{d}x" for d in dims) + "f32>"  # noqa: E731
+    return in_sharding, out_sharding, manual, as_type(shape), as_type(local)
+
+
+@settings(max_examples=100)
+@given(random_manual_case())
+def test_random_manual_computation_same_verdict_and_message(
+    case: tuple[str, str, list[str], str, str],
+) -> None:
+    in_sharding, out_sharding, manual_axes, global_type, local_type = case
+    axes = ", ".join(f'"{a}"' for a in manual_axes)
+    text = 'sdy.mesh @mesh = <["a"=8, "b"=2, "c"=4]>\n' + manual(
+        in_sharding, out_sharding, axes, local_type, global_type=global_type
+    )
+    expected = reference_message(text)
+    global_ = parse_type(global_type)
+    local = parse_type(local_type)
+    try:
+        verify_manual_computation(
+            parse_sharding_per_value(f"<[{in_sharding}]>"),
+            parse_sharding_per_value(f"<[{out_sharding}]>"),
+            ManualAxes(tuple(manual_axes)),
+            ([global_], [local], [global_], [local]),
+            {"mesh": _MANUAL_MESH},
+        )
+        ours = None
+    except VerifyError as err:
+        ours = "'sdy.manual_computation' op " + err.message
+    assert ours == expected
