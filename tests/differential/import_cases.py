@@ -967,3 +967,15 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   return %3 : tensor<8xf32>
 }
 """
+
+# The callee returns an argument it also uses: the new sdy.return's uses are the newest.
+IMPORT_FUNC_CALLS["callee_returns_its_argument"] = """
+func.func @main(%arg0: tensor<8xf32>) -> (tensor<8xf32>, tensor<8x4xf32>) {
+  %0:2 = call @f(%arg0) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8x4xf32>)
+  return %0#0, %0#1 : tensor<8xf32>, tensor<8x4xf32>
+}
+func.func private @f(%arg0: tensor<8xf32>) -> (tensor<8xf32>, tensor<8x4xf32>) {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [0] : (tensor<8xf32>) -> tensor<8x4xf32>
+  return %arg0, %0 : tensor<8xf32>, tensor<8x4xf32>
+}
+"""

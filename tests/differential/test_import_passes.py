@@ -95,9 +95,10 @@ def test_own_inputs(spec: str, text: str):
     _check(text, spec)
 
 
-@pytest.mark.parametrize("spec", sorted(PASSES))
+@pytest.mark.parametrize("spec", [*sorted(PASSES), "IMPORT_HALF"])
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_model_corpus(spec: str, path: Path):
+    spec = IMPORT_HALF if spec == "IMPORT_HALF" else spec
     _check(path.read_text(), spec)
 
 
@@ -163,7 +164,22 @@ def test_errors_match_reference(spec: str, text: str, message: str):
 
 # -- random modules -------------------------------------------------------------------------------
 
+# The propagation pipeline's import half (steps 1-3 of propagation_pipeline.cc), in one go.
+IMPORT_HALF = ",".join(
+    [
+        "sdy-import-pipeline",
+        "sdy-flatten-call-graph",
+        "symbol-dce",
+        "sdy-import-func-calls",
+        "symbol-dce",
+        "sdy-apply-sharding-constraints",
+        "sdy-sharding-group-import",
+        "sdy-pre-order-funcs",
+    ]
+)
+
 RANDOM_SPECS = [
+    IMPORT_HALF,
     "sdy-import-pipeline",
     "sdy-import-pipeline{dedup-functions-fully=true}",
     "sdy-constant-or-scalar-splitter",

@@ -109,6 +109,12 @@ def _move_body_converting_return(func: Op, target: Region) -> None:
         target.add_block(block)
         terminator = block.terminator
         if terminator is not None and terminator.name == "func.return":
+            # MLIR creates a new sdy.return and erases the func.return: its uses become the
+            # newest ones of their values.
+            operands = list(terminator.operands)
+            terminator.drop_operands()
+            for value in operands:
+                terminator.add_operand(value)
             terminator.name = "sdy.return"
 
 
