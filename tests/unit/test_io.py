@@ -126,6 +126,15 @@ def test_round_trip_jax_lowered(jax_lowered: dict[str, str], case: str) -> None:
     assert mlir.write_text(module) == reference_print(text)
 
 
+@pytest.mark.parametrize("path", MODEL_FILES + EXAMPLE_FILES, ids=lambda p: p.name)
+def test_use_lists_match_mlir(path: Path) -> None:
+    """Each value's uses are in MLIR's order (propagation visits users in that order)."""
+    use_lists = pytest.importorskip("shardwise.io.use_lists")
+    text = path.read_text()
+    expected = use_lists.run_pass_with_use_lists(text, [])[1]
+    assert use_lists.our_use_lists(mlir.load_text(text)) == expected
+
+
 @pytest.mark.parametrize("case", ["mlp-locs", "tokens-locs", "switch-locs", "loop"])
 def test_op_positions_point_at_the_op(jax_lowered: dict[str, str], case: str) -> None:
     """Every op's location is where its text starts in the user's file (not its loc(...))."""

@@ -373,9 +373,7 @@ class _Parser:
         if self.op_positions is not None and len(self.ops) < len(self.op_positions):
             op.location = self.op_positions[len(self.ops)]
         self.ops.append(op)
-        if m.group(3):
-            for item in m.group(3).split(", "):
-                op.add_operand(self.lookup(item))
+        operands = [self.lookup(item) for item in m.group(3).split(", ")] if m.group(3) else []
         if m.group(4) is not None:
             op.successors = [s.strip() for s in m.group(4).split(",")]
         errors: list[ParseError] = []
@@ -392,6 +390,10 @@ class _Parser:
             op.attributes, self.pos = _parse_dict_at(text, self.pos, self.sdy_parser)
             self.skip_ws()
         result_types, loc_text = self.parse_op_end()
+        # MLIR creates an op after parsing its regions: the uses inside the regions come first
+        # in each value's use list, then the op's own operands (use order drives propagation).
+        for value in operands:
+            op.add_operand(value)
         if self.op_positions is None:
             op.location = loc_position(loc_text, self.filename)
         else:
