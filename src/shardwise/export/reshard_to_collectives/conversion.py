@@ -48,12 +48,11 @@ def _bypass_barriers(value: Value) -> Value:
 
 
 def _is_equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
-    """Shardy's `isEquivalent` (propagation utils): a missing sharding is fully replicated."""
-    if a is None:
+    """Shardy's `isEquivalent` as in the reference: a missing sharding is fully replicated,
+    and unreduced axes are not compared (later Shardy compares them)."""
+    if a is None or a.is_fully_replicated:
         return b is None or b.is_fully_replicated
-    if a.is_fully_replicated and not a.unreduced_axes:
-        return b is None or (b.is_fully_replicated and not b.unreduced_axes)
-    if b is None or a.mesh_or_ref != b.mesh_or_ref or a.unreduced_axes != b.unreduced_axes:
+    if b is None or a.mesh_or_ref != b.mesh_or_ref:
         return False
     return len(a.dim_shardings) == len(b.dim_shardings) and all(
         x.axes == y.axes for x, y in zip(a.dim_shardings, b.dim_shardings, strict=True)
