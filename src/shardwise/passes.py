@@ -153,7 +153,7 @@ def run_pass(module: Module, spec: str) -> Module:
     return module
 
 
-def _resolve(target: str) -> PassFn:
+def _resolve(target: str) -> Callable[..., Any]:
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
