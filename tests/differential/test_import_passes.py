@@ -95,10 +95,10 @@ def test_own_inputs(spec: str, text: str):
     _check(text, spec)
 
 
-@pytest.mark.parametrize("spec", [*sorted(PASSES), "IMPORT_HALF"])
+@pytest.mark.parametrize("spec", [*sorted(PASSES), "IMPORT_HALF", "DEDUP_IMPORT_HALF"])
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_model_corpus(spec: str, path: Path):
-    spec = IMPORT_HALF if spec == "IMPORT_HALF" else spec
+    spec = {"IMPORT_HALF": IMPORT_HALF, "DEDUP_IMPORT_HALF": DEDUP_IMPORT_HALF}.get(spec, spec)
     _check(path.read_text(), spec)
 
 
@@ -178,8 +178,12 @@ IMPORT_HALF = ",".join(
     ]
 )
 
+# The same in dedup mode.
+DEDUP_IMPORT_HALF = "sdy-import-pipeline{dedup-functions-fully=true},sdy-add-func-data-flow-edges,sdy-pre-order-funcs"
+
 RANDOM_SPECS = [
     IMPORT_HALF,
+    DEDUP_IMPORT_HALF,
     "sdy-import-pipeline",
     "sdy-import-pipeline{dedup-functions-fully=true}",
     "sdy-constant-or-scalar-splitter",
