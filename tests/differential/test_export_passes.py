@@ -8,6 +8,8 @@ fail with the same message.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 
@@ -206,3 +208,35 @@ def test_random_signatures_match_reference(text: str) -> None:
             continue
         PASSES[name](module)
         assert write_text(module) == expected, name
+
+
+# -- model corpus -------------------------------------------------------------------------
+
+_MODELS_DIR = Path(__file__).parent.parent / "models" / "data"
+_MODELS = sorted(p.name for p in _MODELS_DIR.glob("*.mlir"))
+# Shardy's propagation pipeline up to and including propagation (default mode).
+_PROPAGATE = [
+    "sdy-import-pipeline",
+    "sdy-flatten-call-graph",
+    "symbol-dce",
+    "sdy-import-func-calls",
+    "symbol-dce",
+    "sdy-apply-sharding-constraints",
+    "sdy-sharding-group-import",
+    "sdy-pre-order-funcs",
+    "sdy-user-priority-propagate{keep-sharding-rules=true}",
+]
+
+
+@pytest.mark.parametrize("model", _MODELS)
+def test_models_post_propagation_matches_reference(model: str) -> None:
+    """Real JAX programs, propagated by the reference, then exported by both."""
+    from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
+
+    pytest.importorskip("shardwise.imports.symbol_dce")
+    text = run_pass((_MODELS_DIR / model).read_text(), _PROPAGATE)
+    expected = run_pass(text, _POST_PROPAGATION)
+    module = load_text(text)
+    options = ExportOptions(avoid_export_for_partitioning=True)
+    post_propagation_pipeline(module, options=options)
+    assert write_text(module) == expected
