@@ -170,6 +170,7 @@ HAND = [
     ("maximal-input-left", "m2", "@max:[]", ['[{"x"}, {}]'], (8, 8)),
     ("maximal-input-to-replicated-fails", "m2", "@max:[]", ["[{}, {}]"], (8, 8)),
     ("maximal-output-fails", "m2", '[{"x"}, {}]', ["@max:[]"], (8, 8)),
+    ("dynamic-dim", "m4", '[{"w"}, {"x"}, {}]', ['[{}, {}, {"x", "y", "z", "w"}]'], (4, "?", 32)),
     ("rank1", "m3", '[{"x", "y"}]', ['[{"y", "z"}]'], (60,)),
 ]
 
@@ -196,6 +197,77 @@ def _hand_module(case: tuple) -> str:
         + "\n".join(body)
         + f"\n  return {last} : {type_}\n}}\n"
     )
+
+
+# Whole modules: reshards inside regions, uses, barriers, meshes that differ by device order.
+MODULES = {
+    "while-body": """
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = sdy.reshard %arg0 <@mesh, [{}, {"x"}]> : tensor<8x8xf32>
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %1:2 = stablehlo.while(%it = %0, %i = %c) : tensor<8x8xf32>, tensor<i32>
+    attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>, <@mesh, []>]>}
+    cond {
+      %2 = stablehlo.compare LT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %2 : tensor<i1>
+    } do {
+      %2 = sdy.reshard %it <@mesh, [{"y"}, {"x"}]> : tensor<8x8xf32>
+      %3 = stablehlo.add %2, %2 : tensor<8x8xf32>
+      %4 = sdy.reshard %3 <@mesh, [{}, {"x"}]> : tensor<8x8xf32>
+      stablehlo.return %4, %i : tensor<8x8xf32>, tensor<i32>
+    }
+  %5 = sdy.reshard %1#0 <@mesh, [{"x", "y"}, {}]> : tensor<8x8xf32>
+  return %5 : tensor<8x8xf32>
+}
+""",
+    "manual-computation-body": """
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {"y"}]>]
+      out_shardings=[<@mesh, [{"x"}, {"z"}]>] manual_axes={"x"} (%arg1: tensor<4x8xf32>) {
+    %1 = sdy.reshard %arg1 <@mesh, [{}, {"z"}]> : tensor<4x8xf32>
+    %2 = sdy.reshard %1 <@mesh, [{"y"}, {"z"}]> : tensor<4x8xf32>
+    sdy.return %2 : tensor<4x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+""",
+    "many-users-and-barriers": """
+sdy.mesh @mesh = <["x"=4, "y"=3]>
+sdy.mesh @mesh_p = <["x"=4, "y"=3], device_ids=[11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]>
+func.func @main(%arg0: tensor<24x24xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %arg1: tensor<24x24xf32>) -> (tensor<24x24xf32>, tensor<24x24xf32>) {
+  %0 = sdy.reshard %arg0 <@mesh, [{"y"}, {"x"}]> : tensor<24x24xf32>
+  %1 = sdy.propagation_barrier %0 allowed_direction=FORWARD : tensor<24x24xf32>
+  %2 = sdy.reshard %1 <@mesh_p, [{"y"}, {}]> : tensor<24x24xf32>
+  %3 = stablehlo.multiply %0, %2 : tensor<24x24xf32>
+  %4 = sdy.reshard %arg1 <@mesh_p, [{}, {"x":(1)2}]> : tensor<24x24xf32>
+  %5 = sdy.reshard %4 <@mesh, [{}, {}]> : tensor<24x24xf32>
+  %6 = stablehlo.add %3, %5 : tensor<24x24xf32>
+  %7 = stablehlo.add %6, %0 : tensor<24x24xf32>
+  %8 = sdy.reshard %7 <@mesh, [{"x":(2)2, "y"}, {}]> : tensor<24x24xf32>
+  %9 = sdy.reshard %8 <@mesh, [{"x":(2)2, "y"}, {}]> : tensor<24x24xf32>
+  return %9, %2 : tensor<24x24xf32>, tensor<24x24xf32>
+}
+""",
+    "reshard-of-op-result": """
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%arg0: tensor<16x8xf32>, %arg1: tensor<8x32xf32>) -> tensor<16x32xf32> {
+  %0 = stablehlo.dot %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>}
+    : (tensor<16x8xf32>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  %1 = sdy.reshard %0 <@mesh, [{"y"}, {"x"}]> : tensor<16x32xf32>
+  %2 = sdy.reshard %1 <@mesh, [{"y":(1)2}, {"x", "y":(2)2}]> : tensor<16x32xf32>
+  return %2 : tensor<16x32xf32>
+}
+""",
+}
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["default", "keep-redundant"])
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_matches_reference(name: str, keep: bool) -> None:
+    _check(MODULES[name], keep)
 
 
 @pytest.mark.parametrize("keep", [False, True], ids=["default", "keep-redundant"])
@@ -298,7 +370,7 @@ def _random_sharding(c, mesh: Mesh, factors: dict[str, list[int]], rank: int, un
     )
     dim_shardings = []
     for axes in dims:
-        closed = not (on_arg and c.chance(3))
+        closed = not c.chance(3 if on_arg else 12)
         priority = c.integer(0, 2) if on_arg and axes and c.chance(5) else None
         dim_shardings.append(DimensionSharding(tuple(axes), closed, priority))
     return TensorSharding(
@@ -337,9 +409,12 @@ def _retarget(c, sharding: TensorSharding) -> TensorSharding:
 
 def _random_func(c, name: str, mesh: Mesh, factors) -> str:
     rank = c.integer(1, 3)
-    type_ = "tensor<" + "".join(f"{c.choice(_DIM_SIZES)}x" for _ in range(rank)) + "f32>"
+    dims = [c.choice(_DIM_SIZES) if not c.chance(20) else "?" for _ in range(rank)]
+    type_ = "tensor<" + "".join(f"{d}x" for d in dims) + "f32>"
     unreduced = [n for n in mesh.axis_names if c.chance(6)]
     in_sharding = _random_sharding(c, mesh, factors, rank, unreduced, on_arg=True)
+    if c.chance(16):  # the output adds or drops an unreduced axis
+        unreduced = [n for n in mesh.axis_names if (n in unreduced) != c.chance(3)]
     if c.chance(8):
         in_sharding = TensorSharding(
             "mesh_p",
@@ -367,8 +442,8 @@ def _random_func(c, name: str, mesh: Mesh, factors) -> str:
     )
 
 
-def random_module(c, funcs: int) -> str:
-    """A module with `funcs` functions of random reshard chains on one random mesh."""
+def random_case(c, funcs: int) -> tuple[str, list[str]]:
+    """Mesh declarations and `funcs` functions of random reshard chains on one random mesh."""
     mesh, factors = _random_mesh(c)
     ids = ", ".join(str(i) for i in _permuted_ids(c, mesh.total_size))
     axes = ", ".join(str(a) for a in mesh.axes)
@@ -377,20 +452,37 @@ def random_module(c, funcs: int) -> str:
         f"sdy.mesh @mesh_p = <[{axes}], device_ids=[{ids}]>\n"
         f'sdy.mesh @other = <["a"={mesh.total_size}]>\n'
     )
-    return header + "".join(_random_func(c, f"case{i}", mesh, factors) for i in range(funcs))
+    return header, [_random_func(c, f"case{i}", mesh, factors) for i in range(funcs)]
+
+
+def random_module(c, funcs: int) -> str:
+    header, bodies = random_case(c, funcs)
+    return header + "".join(bodies)
 
 
 @st.composite
-def _random_modules(draw) -> tuple[str, bool]:
+def _random_modules(draw) -> tuple[tuple[str, list[str]], bool]:
     c = _HypothesisChooser(draw)
-    return random_module(c, funcs=4), c.chance(4)
+    return random_case(c, funcs=4), c.chance(4)
+
+
+def _check_batch(header: str, funcs: list[str], keep: bool) -> None:
+    """All functions in one reference run; one by one if the reference rejects the batch
+    (the reference's own invalid collectives are part of what is compared)."""
+    try:
+        run_pass(header + "".join(funcs), KEEP if keep else PASS)
+    except ReferenceError:
+        for func in funcs:
+            _check(header + func, keep)
+        return
+    _check(header + "".join(funcs), keep)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.large_base_example])
 @given(case=_random_modules())
-def test_random_reshards_match_reference(case: tuple[str, bool]) -> None:
-    text, keep = case
-    _check(text, keep)
+def test_random_reshards_match_reference(case: tuple[tuple[str, list[str]], bool]) -> None:
+    (header, funcs), keep = case
+    _check_batch(header, funcs, keep)
 
 
 # -- with the rest of the partitioner --------------------------------------------------------
@@ -430,5 +522,9 @@ def test_hand_case_partitioner_tail_matches_reference(case: tuple) -> None:
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.large_base_example])
 @given(case=_random_modules())
-def test_random_reshards_partitioner_tail_matches_reference(case: tuple[str, bool]) -> None:
-    _check_partitioner_tail(case[0])
+def test_random_reshards_partitioner_tail_matches_reference(
+    case: tuple[tuple[str, list[str]], bool],
+) -> None:
+    header, funcs = case[0]
+    for func in funcs:
+        _check_partitioner_tail(header + func)
