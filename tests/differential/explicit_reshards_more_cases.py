@@ -400,3 +400,73 @@ _add(
     ),
     propagate=True,
 )
+
+# -- device order: operands resharded onto the most common mesh of the sharded tensors ---------------
+_T2_OPS = [(T2, None), (T2, None)]
+for _id, _m0, _m1, _mr in [
+    ("perm-majority", "mesh_perm", "mesh_perm", "mesh"),
+    ("iota-majority", "mesh", "mesh_iota", "mesh_perm"),
+    ("tie-first-wins", "mesh_perm", "mesh", "mesh"),
+]:
+    _add(
+        f"device_order/{_id}",
+        module(
+            func(
+                _T2_OPS,
+                [
+                    f"%0 = stablehlo.negate %arg0{per('x|', mesh=_m0)} : {T2}",
+                    f"%1 = stablehlo.negate %arg1{per('|y', mesh=_m1)} : {T2}",
+                    f"%2 = stablehlo.add %0, %1{per('x|y', mesh=_mr)} : {T2}",
+                    f"return %2 : {T2}",
+                ],
+                [(T2, None)],
+            )
+        ),
+    )
+
+# -- open dims and a while without shardings --------------------------------------------------------
+_add(
+    "open/dims-stay-open",
+    module(
+        func(
+            [(T2, None), (T2, None)],
+            [
+                f'%0 = stablehlo.add %arg0, %arg1 {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"x", ?}}, {{?}}]>]>}} : {T2}',
+                f"%1 = stablehlo.multiply %0, %arg1{per('y|')} : {T2}",
+                f"return %1 : {T2}",
+            ],
+            [(T2, None)],
+        )
+    ),
+)
+_add(
+    "while/no-owner-sharding",
+    _while("x|y", "x|y", "x|y").replace(
+        """ {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>, <@mesh, []>]>} : (tensor<8x16xf32>, tensor<i32>)""",
+        " : (tensor<8x16xf32>, tensor<i32>)",
+    ),
+)
+
+# -- manual computations: edges between the outer and the local shardings ---------------------------
+for _id, _in, _inner, _out in [
+    ("inner-differs", "x|", "|y", "x|"),
+    ("in-differs", "x|y", "|z", "x|"),
+    ("free-axes", "x,y|", "|", "x|z"),
+]:
+    _add(
+        f"manual_computation/{_id}",
+        module(
+            func(
+                [(T2, "x|")],
+                [
+                    f"%0 = sdy.manual_computation(%arg0) in_shardings=[{body(_in)}] "
+                    f'out_shardings=[{body(_out)}] manual_axes={{"x"}} (%a: tensor<4x16xf32>) {{',
+                    f"  %n = stablehlo.negate %a{per(_inner)} : tensor<4x16xf32>",
+                    "  sdy.return %n : tensor<4x16xf32>",
+                    f"}} : ({T2}) -> {T2}",
+                    f"return %0 : {T2}",
+                ],
+                [(T2, "|x")],
+            )
+        ),
+    )
