@@ -470,3 +470,46 @@ for _id, _in, _inner, _out in [
             )
         ),
     )
+
+# -- propagation barriers are looked through for operand shardings --------------------------------
+for _id, _b, _r in [("barrier-sharded", "x|y", "y|x"), ("barrier-same", "x|y", "x|y")]:
+    _add(
+        f"barrier/{_id}",
+        module(
+            func(
+                [(T2, _b), (T2, "x|")],
+                [
+                    f"%0 = sdy.propagation_barrier %arg0 allowed_direction=NONE : {T2}",
+                    f"%1 = stablehlo.add %0, %arg1{per(_r)} : {T2}",
+                    f"return %1 : {T2}",
+                ],
+                [(T2, None)],
+            )
+        ),
+    )
+
+# -- a two-result reduce: every result is all-reduced over the sharded reduction axes -------------
+for _id, _a, _b, _r in [
+    ("sharded-reduction", "x|y", "x|y", "x"),
+    ("unreduced", "x|y", "x|y", "x!y"),
+]:
+    _add(
+        f"reduce2/{_id}",
+        module(
+            func(
+                [(T2, _a), (T2, _b)],
+                [
+                    "%cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>",
+                    '%0:2 = "stablehlo.reduce"(%arg0, %arg1, %cst, %cst) <{dimensions = array<i64: 1>}> ({',
+                    "^bb0(%p: tensor<f32>, %q: tensor<f32>, %u: tensor<f32>, %v: tensor<f32>):",
+                    "  %s = stablehlo.add %p, %u : tensor<f32>",
+                    "  %t = stablehlo.add %q, %v : tensor<f32>",
+                    "  stablehlo.return %s, %t : tensor<f32>, tensor<f32>",
+                    f"}}){per(_r, _r)} : ({T2}, {T2}, tensor<f32>, tensor<f32>) -> "
+                    "(tensor<8xf32>, tensor<8xf32>)",
+                    "return %0#1 : tensor<8xf32>",
+                ],
+                [("tensor<8xf32>", None)],
+            )
+        ),
+    )
