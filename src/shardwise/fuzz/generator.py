@@ -50,8 +50,9 @@ OP_KINDS = (
     "dynamic_update_slice",
     "iota",
     "clamp",
+    "while",
 )
-_KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1)
+_KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1, 2)
 _DIM_SIZES = (1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 16, 32)
 _AXIS_NAMES = ("x", "y", "z", "w")
 
@@ -477,6 +478,29 @@ def _clamp(b: _Builder) -> str:
     return b.emit("clamp", [lo, x, hi], b.types[x])
 
 
+def _while(b: _Builder) -> str:
+    """A counted while loop carrying one tensor through a short elementwise body."""
+    rng = b.rng
+    x = b.pick(1)
+    counter = b.constant("i32", "0")
+    limit = b.constant("i32", str(rng.randint(1, 4)))
+    body = []
+    for _ in range(rng.randint(1, 3)):
+        r = rng.random()
+        if r < 0.3:
+            body.append(("constraint", random_sharding(rng, b.meshes, len(b.types[x].shape))))
+        elif r < 0.6:
+            body.append(("binary", rng.choice(("add", "multiply"))))
+        else:
+            body.append(("unary", rng.choice(("negate", "tanh"))))
+    name = b.emit("while", [x, counter, limit], b.types[x], body=body)
+    # Uses refer to the loop's tensor result as "%vN#0".
+    op = b.ops[-1]
+    op.name = f"{name}#0"
+    b.types[op.name] = b.types.pop(name)
+    return op.name
+
+
 _BUILDERS = {
     "unary": _unary,
     "binary": _binary,
@@ -499,6 +523,7 @@ _BUILDERS = {
     "dynamic_update_slice": _dynamic_update_slice,
     "iota": _iota,
     "clamp": _clamp,
+    "while": _while,
 }
 
 

@@ -241,11 +241,51 @@ def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
         return [f"{head}stablehlo.iota dim = {a['dim']}{attrs} : {op.type}"]
     if k == "clamp":
         return [f"{head}stablehlo.clamp {', '.join(ops)}{attrs} : {fn}"]
+    if k == "while":
+        return _print_while(op, types)
     if k == "sharding_constraint":
         return [f"{head}sdy.sharding_constraint {ops[0]} {a['sharding'].body()} : {op.type}"]
     if k == "propagation_barrier":
         return [f"{head}sdy.propagation_barrier {ops[0]} allowed_direction={a['dir']} : {op.type}"]
     raise ValueError(f"unknown fuzz op kind '{k}'")
+
+
+def _print_while(op: FOp, types: dict[str, TType]) -> list[str]:
+    """A counted loop over one tensor: ``%name`` is the tensor result (a ``:2`` while)."""
+    a = op.attrs
+    x, counter, limit = op.operands
+    t = op.type
+    base = op.name.split("#")[0]  # the op's name is "vN#0", its tensor result
+    sharding = ""
+    if op.sharding is not None:
+        sharding = (
+            f" attributes {{sdy.sharding = #sdy.sharding_per_value<[{op.sharding.body()}, "
+            f"<@{op.sharding.mesh}, []>]>}}"
+        )
+    lines = [
+        f"    %{base}:2 = stablehlo.while(%{base}_x = %{x}, %{base}_c = %{counter})"
+        f" : {t}, tensor<i32>{sharding}",
+        "    cond {",
+        f"      %{base}_p = stablehlo.compare LT, %{base}_c, %{limit} : (tensor<i32>, tensor<i32>) -> tensor<i1>",
+        f"      stablehlo.return %{base}_p : tensor<i1>",
+        "    } do {",
+    ]
+    cur = f"{base}_x"
+    for j, (kind, extra) in enumerate(a["body"]):
+        nxt = f"{base}_b{j}"
+        if kind == "constraint":
+            lines.append(f"      %{nxt} = sdy.sharding_constraint %{cur} {extra.body()} : {t}")
+        elif kind == "binary":
+            lines.append(f"      %{nxt} = stablehlo.{extra} %{cur}, %{base}_x : {t}")
+        else:
+            lines.append(f"      %{nxt} = stablehlo.{extra} %{cur} : {t}")
+        cur = nxt
+    lines += [
+        f"      %{base}_n = stablehlo.add %{base}_c, %{limit} : tensor<i32>",
+        f"      stablehlo.return %{cur}, %{base}_n : {t}, tensor<i32>",
+        "    }",
+    ]
+    return lines
 
 
 def _arg_text(arg: FArg) -> str:
