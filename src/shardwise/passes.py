@@ -94,6 +94,75 @@ PASSES: dict[str, PassFn | str] = {
 }
 
 
+def _pipeline(module: Module, options: Mapping[str, str]) -> None:
+    fn = _resolve("shardwise.propagation.pipeline:propagation_pipeline")
+    fn(module, _propagation_options(options))
+
+
+def _transform(table: str, name: str) -> Pass:
+    """A pass from one of the import/export tables: ``fn(module, **snake_case_options)``."""
+
+    def convert(options: Mapping[str, str]) -> dict[str, object]:
+        values: dict[str, object] = {}
+        for key, raw in options.items():
+            values[key.replace("-", "_")] = {"true": True, "false": False}.get(raw, raw)
+        return values
+
+    def run(module: Module, options: Mapping[str, str]) -> None:
+        module_name, _, attr = table.partition(":")
+        fn = getattr(importlib.import_module(module_name), attr)[name]
+        try:
+            fn(module, **convert(options))
+        except TypeError as e:
+            if "unexpected keyword" not in str(e):
+                raise
+            raise ShardwiseError(
+                f"pass '{name}' does not take option(s) {', '.join(options)}"
+            ) from None
+
+    return Pass(run, convert)
+
+
+def _explicit_reshards(module: Module, options: Mapping[str, str]) -> None:
+    unknown = set(options) - {"enable-full-version"}
+    if unknown:
+        raise ShardwiseError(
+            f"unknown option(s) {', '.join(sorted(unknown))} for 'sdy-insert-explicit-reshards'; "
+            "known: enable-full-version"
+        )
+    fn = _resolve("shardwise.export.explicit_reshards:insert_explicit_reshards")
+    fn(module, _bool_option(options, "enable-full-version"))
+
+
+def _reshard_to_collectives(module: Module, options: Mapping[str, str]) -> None:
+    unknown = set(options) - {"keep-redundant-reshards"}
+    if unknown:
+        raise ShardwiseError(
+            f"unknown option(s) {', '.join(sorted(unknown))} for 'sdy-reshard-to-collectives'; "
+            "known: keep-redundant-reshards"
+        )
+    fn = _resolve("shardwise.export.reshard_to_collectives:reshard_to_collectives")
+    fn(module, keep_redundant_reshards=_bool_option(options, "keep-redundant-reshards"))
+
+
+def _register_transform_tables() -> None:
+    """The import and export passes, by their Shardy names (tables imported lazily)."""
+    import shardwise.export.passes as export_passes
+    import shardwise.imports as import_passes
+
+    for table, names in (
+        ("shardwise.imports:PASSES", import_passes.PASSES),
+        ("shardwise.export.passes:PASSES", export_passes.PASSES),
+    ):
+        for name in names:
+            PASSES.setdefault(name, _transform(table, name))
+
+
+PASSES["sdy-propagation-pipeline"] = Pass(_pipeline, _propagation_options)
+PASSES["sdy-insert-explicit-reshards"] = Pass(_explicit_reshards, lambda options: None)
+PASSES["sdy-reshard-to-collectives"] = Pass(_reshard_to_collectives, lambda options: None)
+
+
 def register_pass(name: str, fn: PassFn | str) -> None:
     """Add a pass; `fn` may be a ``"module:function"`` string imported on first use."""
     if name in PASSES:
@@ -102,11 +171,14 @@ def register_pass(name: str, fn: PassFn | str) -> None:
 
 
 def pass_names() -> list[str]:
+    _register_transform_tables()
     return sorted(PASSES)
 
 
 def get_pass(name: str) -> PassFn:
     """The pass called `name`; raises `ShardwiseError` naming the known passes."""
+    if name not in PASSES:
+        _register_transform_tables()
     entry = PASSES.get(name)
     if entry is None:
         raise ShardwiseError(f"unknown pass '{name}'; known passes: {', '.join(pass_names())}")
