@@ -114,6 +114,7 @@ _EXPORT_OPTION_SETS = {
         "dump-propagation-edges": True,
     },
     "default": {},
+    "explicit-collectives": {"enable-insert-explicit-collectives": True},
 }
 
 
@@ -228,15 +229,26 @@ _PROPAGATE = [
 ]
 
 
+_MODEL_EXPORT_MODES = {
+    "avoid-export": {"avoid-export-for-partitioning": True},
+    "default": {},
+    "explicit-collectives": {"enable-insert-explicit-collectives": True},
+}
+
+
 @pytest.mark.parametrize("model", _MODELS)
 def test_models_post_propagation_matches_reference(model: str) -> None:
-    """Real JAX programs, propagated by the reference, then exported by both."""
+    """Real JAX programs, propagated by the reference, then exported by both (three modes)."""
     from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
 
     pytest.importorskip("shardwise.imports.symbol_dce")
     text = run_pass((_MODELS_DIR / model).read_text(), _PROPAGATE)
-    expected = run_pass(text, _POST_PROPAGATION)
-    module = load_text(text)
-    options = ExportOptions(avoid_export_for_partitioning=True)
-    post_propagation_pipeline(module, options=options)
-    assert write_text(module) == expected
+    for mode, options in _MODEL_EXPORT_MODES.items():
+        if not options.get("avoid-export-for-partitioning") and not _has_partitioner():
+            continue
+        export = "sdy-export-pipeline" + _options_text(options)
+        expected = run_pass(text, [*_POST_PROPAGATION[:-1], export])
+        module = load_text(text)
+        export_options = ExportOptions(**{k.replace("-", "_"): v for k, v in options.items()})
+        post_propagation_pipeline(module, options=export_options)
+        assert write_text(module) == expected, mode
