@@ -23,7 +23,7 @@ from shardwise.ir import Module
 
 __all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
 
-DEFAULT_PASS = "sdy-user-priority-propagate"
+DEFAULT_PASS = "sdy-propagation-pipeline"
 EXAMPLE = "gpt_block.mlir"
 EXIT_OK, EXIT_ERROR = 0, 1  # usage errors: argparse exits 2
 

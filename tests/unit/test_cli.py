@@ -283,7 +283,7 @@ def test_parse_pass_spec(spec: str, name: str, options: dict[str, str]) -> None:
     [
         ("bad name", "expected NAME or NAME{option=value ...}"),
         ("x{a}", "bad pass option 'a'"),
-        ("nope", "unknown pass 'nope'; known passes: none, "),
+        ("nope", "unknown pass 'nope'; known passes: canonicalize, none, "),
         ("none{a=1}", "pass 'none' takes no options"),
         ("sdy-basic-propagate{conservative-propagation=maybe}", "expects true or false"),
         ("sdy-populate-op-sharding-rules{x=1}", "unknown option(s) x"),
