@@ -256,7 +256,7 @@ class SdyParser:
         total = 1
         for axis in axes:
             total *= axis.size
-        if axes and device_ids == list(range(total)):
+        if axes and len(device_ids) == total and device_ids == list(range(total)):
             device_ids = []
         return Mesh(tuple(axes), tuple(device_ids))
 
