@@ -73,6 +73,12 @@ def main_func(module: Module) -> Op:
     for func in funcs:
         if module.symbol_name(func) == "main":
             return func
+    if not funcs:
+        raise PropagationError(
+            "cannot find the main function: the module has no function; propagation needs "
+            "a func.func (named 'main' if there are several)",
+            module.op.location,
+        )
     raise PropagationError(
         "cannot find the main function: the module has several functions and none is "
         "named 'main'; rename the entry function to 'main'",
