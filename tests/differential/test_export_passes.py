@@ -17,7 +17,7 @@ from shardwise.errors import ShardwiseError
 from shardwise.export.passes import PASSES
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
-from tests.differential.export_pass_cases import CASES, Case
+from tests.differential.export_pass_cases_more import CASES, Case
 from tests.differential.export_strategies import sharded_module
 
 

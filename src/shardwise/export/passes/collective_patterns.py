@@ -46,6 +46,12 @@ from shardwise.sharding import DimensionSharding, TensorSharding
 __all__ = ["patterns_for_labels", "canonicalize_with_labels"]
 
 
+def _out_sharding(op: Op) -> TensorSharding:
+    sharding = op.get_attr("out_sharding")
+    assert isinstance(sharding, TensorSharding), f"{op.name} without out_sharding"
+    return sharding
+
+
 def _defining(op: Op, name: str) -> Op | None:
     d = op.operands[0].defining_op
     return d if d is not None and d.name == name else None
@@ -127,7 +133,7 @@ def _all_reduce_of_sharded_to_unreduced(mesh_of: _MeshLookup) -> Pattern:
         if s2u is None:
             return False
         axes = [a for dim in parse_list_of_axis_ref_lists(s2u.get_attr("axes")) for a in dim]
-        mesh = mesh_of(s2u.get_attr("out_sharding"))
+        mesh = mesh_of(_out_sharding(s2u))
         merged = sort_and_merge_axes(axes, mesh, mesh.axis_key)
         if tuple(merged) != parse_axis_ref_list(op.get_attr("reduction_axes")):
             return False
@@ -205,7 +211,7 @@ def _split_slicing_axes(
 def _reduce_scatter_sharding(
     all_reduce: Op, all_slice: Op, scatter: list[tuple[AxisRef, ...]], mesh: Mesh
 ) -> TensorSharding:
-    out = all_reduce.get_attr("out_sharding")
+    out = _out_sharding(all_reduce)
     operand = get_sharding(all_reduce.operands[0])
     if operand is None:
         operand = TensorSharding.fully_closed(mesh, all_reduce.operands[0].type.rank)
@@ -215,7 +221,7 @@ def _reduce_scatter_sharding(
         for axis in extra:
             add_axis_or_merge(axes, axis, mesh)
         dims.append(DimensionSharding(tuple(axes), is_closed=True))
-    slice_out = all_slice.get_attr("out_sharding")
+    slice_out = _out_sharding(all_slice)
     return TensorSharding(
         out.mesh_or_ref, tuple(dims), slice_out.replicated_axes, slice_out.unreduced_axes
     )
@@ -235,7 +241,12 @@ def _reduce_scatter_fusion(mesh_of: _MeshLookup) -> Pattern:
                 return False
             if parse_list_of_axis_ref_lists(user.get_attr("slicing_axes")) != slicing:
                 return False
-            if user.parent is op.parent and user.parent.ops.index(user) < op.parent.ops.index(op):
+            block = op.parent
+            if (
+                user.parent is block
+                and block is not None
+                and block.ops.index(user) < block.ops.index(op)
+            ):
                 return False
         split = _split_slicing_axes(
             slicing, parse_axis_ref_list(all_reduce.get_attr("reduction_axes"))
@@ -243,7 +254,7 @@ def _reduce_scatter_fusion(mesh_of: _MeshLookup) -> Pattern:
         if split is None:
             return False
         scatter, residual = split
-        mesh = mesh_of(all_reduce.get_attr("out_sharding"))
+        mesh = mesh_of(_out_sharding(all_reduce))
         props = {
             "reduce_scatter_axes": list_of_axis_ref_lists_attr(tuple(scatter)),
             "out_sharding": _reduce_scatter_sharding(all_reduce, op, scatter, mesh),

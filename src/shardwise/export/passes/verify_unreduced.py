@@ -158,6 +158,7 @@ class _Verifier:
         if operand is None:
             raise _fail(op, "operand must be sharded.")
         out = op.get_attr("out_sharding")
+        assert isinstance(out, TensorSharding), f"{op.name} without out_sharding"
         self.transition(op, [operand], [out], None, out.reduction_op)
 
     def reduce(self, op: Op) -> None:
