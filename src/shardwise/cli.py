@@ -19,7 +19,7 @@ from pathlib import Path
 from shardwise import __version__, passes
 from shardwise.errors import InputError, InternalError, Location, ShardwiseError
 from shardwise.fuzz import cli as fuzz_cli
-from shardwise.ir import Module
+from shardwise.ir import Module, Op
 
 __all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
 
@@ -111,11 +111,19 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             _report(e, inp.text if inp is not None else None)
             status = EXIT_ERROR
             continue
+        except (KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug: report it for this input, go on
+            _internal_error(e, args.debug, inp.name if inp is not None else arg, "verify")
+            status = EXIT_ERROR
+            continue
         print(f"{inp.name}: ok")
     return status
 
 
-def _transform(args: argparse.Namespace, transform: Callable[[Module], object]) -> int:
+def _transform(
+    args: argparse.Namespace, transform: Callable[[Module], object], pass_name: str
+) -> int:
     """Load each input (or the bundled example), transform it, write it; report each error."""
     targets = _output_targets(args.inputs, args.output)
     status = EXIT_OK
@@ -132,7 +140,7 @@ def _transform(args: argparse.Namespace, transform: Callable[[Module], object]) 
         except (KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as e:  # noqa: BLE001 - a bug: report it for this input, go on
-            _internal_error(e, args.debug, inp.name if inp is not None else None)
+            _internal_error(e, args.debug, inp.name if inp is not None else None, pass_name)
             status = EXIT_ERROR
     return status
 
@@ -142,7 +150,7 @@ def _cmd_propagate(args: argparse.Namespace) -> int:
         run = passes.prepare_pass(args.pass_spec)
     except ShardwiseError as e:
         raise _UsageError(f"--pass: {e.message}") from None
-    return _transform(args, run)
+    return _transform(args, run, args.pass_spec)
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
@@ -153,7 +161,9 @@ def _cmd_rules(args: argparse.Namespace) -> int:
             "sharding rules are not available in this version (shardwise.rules.populate is missing)"
         ) from None
     return _transform(
-        args, lambda module: populate_op_sharding_rules(module, conservative=args.conservative)
+        args,
+        lambda module: populate_op_sharding_rules(module, conservative=args.conservative),
+        "sdy-populate-op-sharding-rules",
     )
 
 
@@ -226,15 +236,36 @@ def _report(error: ShardwiseError, source: str | None) -> None:
     print(text, file=sys.stderr)
 
 
-def _internal_error(exc: BaseException, debug: bool, input_name: str | None = None) -> None:
+def _internal_error(
+    exc: BaseException, debug: bool, input_name: str | None = None, pass_name: str | None = None
+) -> None:
+    """``error: internal error in shardwise while running P on op N at file:line:col; ...``."""
     if debug:
         traceback.print_exc()
-    where = f"{input_name}: " if input_name else "shardwise: "
+    op = _failing_op(exc)
+    running = f" while running {pass_name}" if pass_name else ""
+    if op is not None:
+        where = f" on op '{op.name}' at {op.location}"
+    else:
+        where = f" on {input_name}" if input_name else ""
     hint = "" if debug else " (run again with --debug for the traceback)"
     print(
-        f"{where}internal error: {type(exc).__name__}: {exc}\nnote: {_BUG_HINT}{hint}",
+        f"error: internal error in shardwise{running}{where}; please report it\n"
+        f"note: {type(exc).__name__}: {exc}\nnote: {_BUG_HINT}{hint}",
         file=sys.stderr,
     )
+
+
+def _failing_op(exc: BaseException) -> Op | None:
+    """The op the innermost frame of the traceback was working on (a local named ``op``)."""
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        op = tb.tb_frame.f_locals.get("op")
+        if isinstance(op, Op) and op.location.line > 0:
+            found = op
+        tb = tb.tb_next
+    return found
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001

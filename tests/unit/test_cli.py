@@ -231,7 +231,10 @@ def test_internal_error_is_short_with_a_hint(
     monkeypatch.setitem(cli.passes.PASSES, "boom", boom)
     code, _, err = _run(["propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
     assert code == 1
-    assert f"{files}/good.mlir: internal error: KeyError: 'oops'" in err
+    assert (
+        f"error: internal error in shardwise while running boom on {files}/good.mlir; "
+        "please report it\nnote: KeyError: 'oops'"
+    ) in err
     assert "please report it" in err and "--debug" in err
     assert "Traceback" not in err
     code, _, err = _run(["--debug", "propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
