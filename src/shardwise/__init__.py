@@ -1,5 +1,14 @@
 """shardwise: sharding propagation for StableHLO, bit-compatible with OpenXLA Shardy."""
 
+from shardwise.api import (
+    ShardedModule,
+    from_jax,
+    from_partition_spec,
+    load,
+    mesh_from_jax,
+    to_named_sharding,
+    to_partition_spec,
+)
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.errors import (
     Location,
@@ -10,6 +19,7 @@ from shardwise.errors import (
     VerifyError,
 )
 from shardwise.mesh import Mesh, MeshAxis
+from shardwise.rules.custom import register_rule, sharding_rule
 from shardwise.sharding import (
     DimensionSharding,
     ManualAxes,
@@ -20,6 +30,15 @@ from shardwise.sharding import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "load",
+    "from_jax",
+    "ShardedModule",
+    "sharding_rule",
+    "register_rule",
+    "to_partition_spec",
+    "from_partition_spec",
+    "to_named_sharding",
+    "mesh_from_jax",
     "AxisRef",
     "SubAxisInfo",
     "Mesh",

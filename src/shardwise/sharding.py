@@ -93,6 +93,14 @@ class TensorSharding:
     def __str__(self) -> str:
         return "#sdy.sharding" + self.body_str()
 
+    @staticmethod
+    def parse(text: str) -> TensorSharding:
+        """Parse ``#sdy.sharding<@mesh, [{"x"}, {}]>`` (the ``#sdy.sharding`` prefix optional)."""
+        from shardwise.syntax import parse_tensor_sharding
+
+        text = text.strip()
+        return parse_tensor_sharding(text if text.startswith("#") else "#sdy.sharding" + text)
+
     # -- queries ----------------------------------------------------------------------------
 
     @property

@@ -1,0 +1,236 @@
+"""The Python API: load a module, propagate, ask for shardings, write it back; JAX bridges.
+
+    import shardwise
+    module = shardwise.load("model.mlir")          # a path or MLIR text
+    module.propagate()                              # sdy-propagation-pipeline by default
+    print(module.sharding_of("main:arg0"))
+    module.write("model.sharded.mlir")
+
+`from_jax` lowers a JAX function without running it (an abstract mesh, no devices needed);
+`to_partition_spec` / `from_partition_spec` convert between our `TensorSharding` and JAX's
+`PartitionSpec`, `to_named_sharding` builds a `jax.sharding.NamedSharding`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shardwise.axis import AxisRef
+from shardwise.errors import ShardwiseError
+from shardwise.ir import Module as IRModule
+from shardwise.ir import Op, Value
+from shardwise.mesh import Mesh, MeshAxis
+from shardwise.sharding import DimensionSharding, TensorSharding
+
+__all__ = [
+    "ShardedModule",
+    "load",
+    "from_jax",
+    "to_partition_spec",
+    "from_partition_spec",
+    "to_named_sharding",
+    "mesh_from_jax",
+]
+
+
+@dataclass
+class ShardedModule:
+    """A loaded StableHLO + sdy module and the operations users want on it."""
+
+    ir: IRModule
+
+    # -- propagation ------------------------------------------------------------------------
+
+    def propagate(
+        self, pass_: str = "sdy-propagation-pipeline", **options: object
+    ) -> ShardedModule:
+        """Run a Shardy pass by name (options in snake_case or Shardy spelling); in place."""
+        from shardwise.passes import run_pass
+        from shardwise.rules.custom import apply_user_rules
+
+        apply_user_rules(self.ir)
+        spec = pass_
+        if options:
+            rendered = " ".join(
+                f"{k.replace('_', '-')}={str(v).lower() if isinstance(v, bool) else v}"
+                for k, v in options.items()
+            )
+            spec = f"{pass_}{{{rendered}}}"
+        run_pass(self.ir, spec)
+        return self
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def meshes(self) -> dict[str, Mesh]:
+        return {k: v for k, v in self.ir.meshes().items() if isinstance(v, Mesh)}
+
+    def value(self, name: str) -> Value:
+        """A value by name: ``main:arg0``, ``main:result0`` is not a value (see
+        `sharding_of`), ``%3`` / ``%arg0`` (names as in MLIR's generic form)."""
+        func_name, sep, rest = name.partition(":")
+        if sep and rest.startswith("arg"):
+            func = self._func(func_name)
+            return func.regions[0].entry.args[int(rest[3:])]
+        for op in self.ir.walk():
+            for v in op.results:
+                if v.name == name:
+                    return v
+            for region in op.regions:
+                for block in region.blocks:
+                    for v in block.args:
+                        if v.name == name:
+                            return v
+        raise ShardwiseError(
+            f"no value named '{name}'; use 'FUNC:argN', 'FUNC:resultN' or an SSA name like '%3'"
+        )
+
+    def _func(self, name: str) -> Op:
+        func = self.ir.lookup_symbol(name)
+        if func is None or func.name != "func.func":
+            names = ", ".join(self.ir.symbol_name(f) or "?" for f in self.ir.funcs)
+            raise ShardwiseError(f"no function '{name}'; functions: {names}")
+        return func
+
+    def sharding_of(self, value: Value | str) -> TensorSharding | None:
+        """The sharding of a value (None = no sharding, i.e. fully open/replicated)."""
+        from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
+
+        if isinstance(value, str):
+            func_name, sep, rest = value.partition(":")
+            if sep and rest.startswith("result"):
+                return get_func_result_sharding(self._func(func_name), int(rest[6:]))
+            value = self.value(value)
+        return get_sharding(value)
+
+    def ops(self) -> Iterator[Op]:
+        return self.ir.walk()
+
+    # -- output -----------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        from shardwise.io.mlir import write_text
+
+        return write_text(self.ir)
+
+    def write(self, path: str | os.PathLike[str] | None = None, generic: bool = False) -> str:
+        """The module's MLIR text (Shardy's printing); also written to `path` if given."""
+        from shardwise.io.mlir import write_file, write_text
+
+        if path is not None:
+            write_file(self.ir, path, generic=generic)
+        return write_text(self.ir, generic=generic)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def load(path_or_text: str | os.PathLike[str]) -> ShardedModule:
+    """Load MLIR from a file path or from text (anything containing a newline or '{')."""
+    from shardwise.io.mlir import load_file, load_text
+
+    if isinstance(path_or_text, str) and ("\n" in path_or_text or "{" in path_or_text):
+        return ShardedModule(load_text(path_or_text))
+    return ShardedModule(load_file(path_or_text))
+
+
+# -- JAX bridges --------------------------------------------------------------------------------
+
+
+def mesh_from_jax(mesh: Any) -> Mesh:
+    """Our `Mesh` for a `jax.sharding.Mesh` / `AbstractMesh` (device ids kept unless iota)."""
+    axes = tuple(
+        MeshAxis(str(n), int(s)) for n, s in zip(mesh.axis_names, mesh.axis_sizes, strict=True)
+    )
+    devices = getattr(mesh, "devices", None)
+    ids: tuple[int, ...] = ()
+    if devices is not None:
+        flat = tuple(int(d.id) for d in devices.flat)
+        if flat != tuple(range(len(flat))):
+            ids = flat
+    return Mesh(axes, ids)
+
+
+def from_partition_spec(spec: Sequence[Any], rank: int, mesh_name: str = "mesh") -> TensorSharding:
+    """``P("data", None, ("x", "y"))`` -> ``<@mesh, [{"data"}, {}, {"x", "y"}]>`` (closed)."""
+    entries = list(spec) + [None] * (rank - len(spec))
+    if len(entries) > rank:
+        raise ShardwiseError(f"PartitionSpec {tuple(spec)} has more entries than rank {rank}")
+    dims = []
+    for entry in entries:
+        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        dims.append(DimensionSharding(tuple(AxisRef(n) for n in names), is_closed=True))
+    return TensorSharding(mesh_name, tuple(dims))
+
+
+def to_partition_spec(sharding: TensorSharding) -> Any:
+    """A JAX `PartitionSpec` for a sharding of full axes (sub-axes have no JAX spelling)."""
+    from jax.sharding import PartitionSpec
+
+    entries: list[Any] = []
+    for dim in sharding.dim_shardings:
+        if any(a.is_sub_axis for a in dim.axes):
+            raise ShardwiseError(
+                f"{sharding} uses sub-axes, which a PartitionSpec cannot express; "
+                "use shardwise.export.hlo_sharding.to_hlo_sharding instead"
+            )
+        names = tuple(a.name for a in dim.axes)
+        entries.append(None if not names else names[0] if len(names) == 1 else names)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return PartitionSpec(*entries)
+
+
+def to_named_sharding(sharding: TensorSharding, jax_mesh: Any) -> Any:
+    """A `jax.sharding.NamedSharding` on `jax_mesh` for `sharding`."""
+    from jax.sharding import NamedSharding
+
+    return NamedSharding(jax_mesh, to_partition_spec(sharding))
+
+
+def from_jax(
+    fn: Any,
+    *example_args: Any,
+    mesh: Any,
+    in_shardings: Sequence[Any] | None = None,
+    out_shardings: Any = None,
+    platform: str = "cpu",
+) -> ShardedModule:
+    """Lower `fn` with JAX (no execution, no devices) and load the result.
+
+    `mesh` is a `jax.sharding.Mesh`, an `AbstractMesh`, or a dict ``{"data": 2, "model": 4}``;
+    shardings are `PartitionSpec`s (or None); example args are arrays or
+    `jax.ShapeDtypeStruct`s.
+    """
+    import jax
+    from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
+
+    if isinstance(mesh, dict):
+        mesh = AbstractMesh(
+            tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+        )
+    abstract = getattr(mesh, "abstract_mesh", mesh)
+
+    def named(spec: Any) -> Any:
+        return NamedSharding(abstract, spec if spec is not None else PartitionSpec())
+
+    specs = list(in_shardings) if in_shardings is not None else [None] * len(example_args)
+    args = [
+        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=named(s))
+        for a, s in zip(example_args, specs, strict=True)
+    ]
+    jit_kwargs = {}
+    if out_shardings is not None:
+        jit_kwargs["out_shardings"] = (
+            tuple(named(s) for s in out_shardings)
+            if isinstance(out_shardings, (list, tuple))
+            else named(out_shardings)
+        )
+    traced = jax.jit(fn, **jit_kwargs).trace(*args)
+    text = traced.lower(lowering_platforms=(platform,)).as_text()
+    from shardwise.io.mlir import load_text
+
+    return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"))
