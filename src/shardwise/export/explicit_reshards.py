@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from shardwise.axis import axis_set_diff, sort_and_merge_axes
+from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import InternalError
-from shardwise.export.explicit_reshards_ops import process_dot, process_op
+from shardwise.export.explicit_reshards_ops import OpContext, process_dot, process_op
 from shardwise.export.explicit_reshards_unreduced import (
     Builder,
     MeshTable,
@@ -49,7 +49,6 @@ from shardwise.propagation.sharding_access import (
     get_sharding,
 )
 from shardwise.rules.registry import get_or_create_sharding_rule
-from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
 __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barriers"]
@@ -133,7 +132,9 @@ class _FuncPass:
         projection = ShardingProjection.build(
             in_shardings, out_shardings, rule, mesh, closed_if_missing=True
         )
-        ctx = _OpContext(self, op, rule, mesh_name, mesh, in_shardings, out_shardings)
+        ctx = OpContext(
+            op, rule, mesh_name, mesh, in_shardings, out_shardings, self.builder, self.meshes
+        )
         common: list[Axes] = []
         if full:
             common = process_op(ctx, projection)
@@ -238,7 +239,7 @@ class _FuncPass:
                 )
 
     def all_reduce_reduction_factors(
-        self, ctx: _OpContext, projection: ShardingProjection, common: list[Axes], full: bool
+        self, ctx: OpContext, projection: ShardingProjection, common: list[Axes], full: bool
     ) -> None:
         """All-reduce every result over the reduction factors' axes it does not keep unreduced."""
         op, rule = ctx.op, ctx.rule
@@ -246,7 +247,7 @@ class _FuncPass:
             return
         first = get_sharding(op.results[0])
         unreduced = first.unreduced_axes if first is not None else ()
-        axes = []
+        axes: list[AxisRef] = []
         if full:
             for f in rule.reduction_factors:
                 axes.extend(common[f])
@@ -312,47 +313,3 @@ class _FuncPass:
             if counts[name] > best_count:
                 best, best_count = name, counts[name]
         return best
-
-
-class _OpContext:
-    """What the per-op rewrites of the full version need about the op being processed."""
-
-    def __init__(
-        self,
-        owner: _FuncPass,
-        op: Op,
-        rule: OpShardingRule,
-        mesh_name: str,
-        mesh: Mesh,
-        in_shardings: list[TensorSharding | None],
-        out_shardings: list[TensorSharding | None],
-    ) -> None:
-        self.owner = owner
-        self.op = op
-        self.rule = rule
-        self.mesh_name = mesh_name
-        self.mesh = mesh
-        self.in_shardings = in_shardings
-        self.out_shardings = out_shardings
-
-    @property
-    def builder(self) -> Builder:
-        return self.owner.builder
-
-    @property
-    def meshes(self) -> MeshTable:
-        return self.owner.meshes
-
-    def get_or_create_sharding(self, value: Value) -> TensorSharding:
-        """`getOrCreateSharding(value, meshName, closedIfMissing=true)`."""
-        sharding = get_sharding(value)
-        if sharding is not None:
-            return sharding
-        return TensorSharding.fully_closed(self.mesh_name, value.type.rank)
-
-    def new_sharding(self, tensor: int, projection: ShardingProjection) -> TensorSharding:
-        """The inverse projection of tensor `tensor` (operands first) on the op's mesh."""
-        mapping = self.rule.tensor_mappings[tensor]
-        return projection.tensor(tensor).create_tensor_sharding(
-            mapping, self.rule.factor_sizes, self.mesh_name, self.mesh
-        )

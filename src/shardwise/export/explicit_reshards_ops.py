@@ -6,21 +6,21 @@ shardings do not fit their factors (overflow axes) take their own path. `process
 (default version): the one rewrite of ``dot``/``dot_general`` that reshards the result
 instead of an operand.
 
-`ctx` is the pass's per-op context (`explicit_reshards._OpContext`): the op, its rule, the
-chosen mesh, the shardings read before any rewrite, the builder and the mesh table.
+`OpContext` carries what these need about the op being processed.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from shardwise.axis import AxisRef
-from shardwise.export.explicit_reshards_unreduced import new_op
+from shardwise.export.explicit_reshards_unreduced import Builder, MeshTable, new_op
 from shardwise.export.explicit_reshards_util import (
     distribute_axes_across_factors,
     find_common_axes,
 )
-from shardwise.ir import Op, TensorType
+from shardwise.ir import Op, TensorType, Value
+from shardwise.mesh import Mesh
 from shardwise.propagation.projection import (
     Axes,
     FactorSharding,
@@ -29,10 +29,39 @@ from shardwise.propagation.projection import (
     UpdateTensorShardings,
 )
 from shardwise.propagation.sharding_access import get_sharding, set_sharding
-from shardwise.rules.rule import FactorType, TensorMapping
+from shardwise.rules.rule import FactorType, OpShardingRule, TensorMapping
 from shardwise.sharding import TensorSharding
 
-__all__ = ["process_op", "process_dot", "tensor_sizes"]
+__all__ = ["OpContext", "process_op", "process_dot", "tensor_sizes"]
+
+
+@dataclass(frozen=True, slots=True)
+class OpContext:
+    """The op being processed: its rule, the chosen mesh, the shardings read before any
+    rewrite, and the pass's builder and mesh table."""
+
+    op: Op
+    rule: OpShardingRule
+    mesh_name: str
+    mesh: Mesh
+    in_shardings: list[TensorSharding | None]
+    out_shardings: list[TensorSharding | None]
+    builder: Builder
+    meshes: MeshTable
+
+    def get_or_create_sharding(self, value: Value) -> TensorSharding:
+        """`getOrCreateSharding(value, meshName, closedIfMissing=true)`."""
+        sharding = get_sharding(value)
+        if sharding is not None:
+            return sharding
+        return TensorSharding.fully_closed(self.mesh_name, value.type.rank)
+
+    def new_sharding(self, tensor: int, projection: ShardingProjection) -> TensorSharding:
+        """The inverse projection of tensor `tensor` (operands first) on the op's mesh."""
+        mapping = self.rule.tensor_mappings[tensor]
+        return projection.tensor(tensor).create_tensor_sharding(
+            mapping, self.rule.factor_sizes, self.mesh_name, self.mesh
+        )
 
 
 def tensor_sizes(op: Op) -> list[int]:
@@ -50,7 +79,7 @@ def _equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
     return a.is_equivalent(b)
 
 
-def process_op(ctx: Any, projection: ShardingProjection) -> list[Axes]:
+def process_op(ctx: OpContext, projection: ShardingProjection) -> list[Axes]:
     """Make the op's shardings compatible with its rule; returns the axes per factor."""
     update = projection.tensors_contain_overflow_axes()
     if update.any() and ctx.op.name == "stablehlo.reshape":
@@ -62,7 +91,7 @@ def process_op(ctx: Any, projection: ShardingProjection) -> list[Axes]:
     return common
 
 
-def _other_device_order(ctx: Any, sharding: TensorSharding | None) -> bool:
+def _other_device_order(ctx: OpContext, sharding: TensorSharding | None) -> bool:
     """`shouldReshardToCommonMesh`: sharded on a mesh whose device order is not the op's."""
     if sharding is None or sharding.is_fully_replicated:
         return False
@@ -70,7 +99,7 @@ def _other_device_order(ctx: Any, sharding: TensorSharding | None) -> bool:
 
 
 def insert_explicit_reshards(
-    ctx: Any,
+    ctx: OpContext,
     projection: ShardingProjection,
     update: UpdateTensorShardings,
     in_shardings: list[TensorSharding | None],
@@ -105,7 +134,7 @@ def _redistribute(
     tensor: TensorFactorShardings,
     mapping: TensorMapping,
     factor_sizes: tuple[int, ...],
-    mesh: Any,
+    mesh: Mesh,
     all_axes: list[AxisRef],
 ) -> None:
     """Spread `all_axes` over the tensor's factors (all dims, major to minor) afresh."""
@@ -125,7 +154,9 @@ def _redistribute(
         target.overflow_axes = sharding.overflow_axes
 
 
-def _process_reshape_with_overflow_axes(ctx: Any, projection: ShardingProjection) -> list[Axes]:
+def _process_reshape_with_overflow_axes(
+    ctx: OpContext, projection: ShardingProjection
+) -> list[Axes]:
     """Both sides take the more sharded side's axes, spread over their own factors; each factor
     then keeps the greatest common prefix of the two."""
     op, rule, mesh = ctx.op, ctx.rule, ctx.mesh
@@ -156,7 +187,7 @@ def _process_reshape_with_overflow_axes(ctx: Any, projection: ShardingProjection
 # -- dot / dot_general in the default version ----------------------------------------------------
 
 
-def _dot_conflict(ctx: Any, projection: ShardingProjection) -> tuple[int, Axes, list] | None:
+def _dot_conflict(ctx: OpContext, projection: ShardingProjection) -> tuple[int, Axes, list] | None:
     """The single result factor conflicting with LHS/RHS, its operand axes and the contracting
     axes; None when the rewrite does not apply."""
     rule = ctx.rule
@@ -195,7 +226,7 @@ def _dot_conflict(ctx: Any, projection: ShardingProjection) -> tuple[int, Axes, 
     return conflict[0], conflict[1], reduction_axes
 
 
-def process_dot(ctx: Any, projection: ShardingProjection) -> None:
+def process_dot(ctx: OpContext, projection: ShardingProjection) -> None:
     """When LHS and RHS agree and the result conflicts on exactly one factor whose result
     axes are the contracting axes, shard the result like the operands and reshard it after."""
     found = _dot_conflict(ctx, projection)

@@ -19,7 +19,7 @@ from shardwise.axis import (
     is_axis_list_prefix_of,
     sort_and_merge_axes,
 )
-from shardwise.errors import InternalError
+from shardwise.errors import InternalError, Location
 from shardwise.export.passes.collective_attrs import (
     axis_ref_list_attr,
     list_of_axis_ref_lists_attr,
@@ -99,6 +99,7 @@ class Builder:
 def new_op(name: str, operand: Value, properties: dict) -> Op:
     """A one-operand one-result sdy op located where `operand` is (`Value::getLoc`)."""
     owner = operand.defining_op
+    location: Location | None
     if owner is not None:
         location, loc_text = owner.location, owner.loc_text
     else:
@@ -177,7 +178,9 @@ def insert_unreduced_collectives(
     tmp_dims, per_dim, s2u, need_reshard = _sharded_to_unreduced_axes(in_sharding, out, added, mesh)
     result = value
     if need_reshard:
-        reshard = new_op("sdy.reshard", value, {"sharding": in_sharding.replace_dims(tmp_dims)})
+        reshard = new_op(
+            "sdy.reshard", value, {"sharding": in_sharding.replace_dims(tuple(tmp_dims))}
+        )
         result = builder.insert(reshard).results[0]
     last = get_sharding(result)
     r2u = axis_set_diff(added, s2u, mesh)
