@@ -343,3 +343,59 @@ add(
     ),
     **RESHARD,
 )
+
+SINK_FUNC = "sdy-sink-func-data-flow-edges"
+add(
+    SINK_FUNC,
+    "edge-without-sharding",
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0:2 = call @foo(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], replicated={"y"}>, <@mesh, [{}, {"z"}]>]>} : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  %1 = sdy.func_data_flow_edge %0#0 : tensor<8x8xf32>
+  %2 = sdy.func_data_flow_edge %0#1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y", ?}, {?}]>]>} : tensor<8x8xf32>
+  return %1, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m2, [{"a"}, {}]>}) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = sdy.func_data_flow_edge %arg0 : tensor<8x8xf32>
+  %1 = stablehlo.negate %0 : tensor<8x8xf32>
+  return %1, %0 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+""",
+)
+add(
+    CALL_RESHARDS,
+    "maximal-callee-results",
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0:2 = call @foo(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, <@mesh, [{}, {}]>]>} : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  %1 = stablehlo.add %0#0, %0#1 : tensor<8x8xf32>
+  %2 = stablehlo.multiply %0#0, %1 : tensor<8x8xf32>
+  return %1, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@maximal, []>}, tensor<8x8xf32>) {
+  return %arg0, %arg0 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+""",
+)
+add(
+    CALL_RESHARDS,
+    "nested-call-many-uses",
+    MESHES
+    + """
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.named_computation<"n">(%arg0) (%a: tensor<8x8xf32>) {
+    %1:2 = func.call @foo(%a) : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+    %2 = stablehlo.add %1#0, %1#1 : tensor<8x8xf32>
+    %3 = stablehlo.add %2, %1#0 : tensor<8x8xf32>
+    %4 = stablehlo.add %3, %1#1 : tensor<8x8xf32>
+    sdy.return %4 : tensor<8x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y", ?}]>}) {
+  return %arg0, %arg0 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+""",
+)
