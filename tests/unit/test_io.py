@@ -351,6 +351,13 @@ def test_write_file_is_atomic_and_reports_bad_targets(tmp_path: Path) -> None:
     mlir.write_file(module, target)
     assert target.read_text() == mlir.write_text(module)
     assert [p.name for p in tmp_path.iterdir()] == ["out.mlir"]  # no temp file left behind
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
+    fresh = tmp_path / "fresh.mlir"
+    mlir.write_file(module, fresh)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+    fresh.unlink()
     with pytest.raises(InputError, match="does not exist"):
         mlir.write_file(module, tmp_path / "missing" / "out.mlir")
     with pytest.raises(InputError, match="is a directory"):

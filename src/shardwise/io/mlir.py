@@ -328,8 +328,22 @@ def write_file(
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, _file_mode(target))
         os.replace(tmp, target)
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise InputError(f"cannot write: {e.strerror}", Location(name)) from None
+
+
+def _file_mode(target: Path) -> int:
+    """The mode the output should get: the old file's, else what ``open()`` would give.
+
+    (`tempfile.mkstemp` creates files readable by their owner only.)
+    """
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
