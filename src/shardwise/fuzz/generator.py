@@ -126,12 +126,35 @@ def random_sharding(
             prio = None  # the verifier rejects a priority on an empty closed dimension
         dims.append(DimSpec(tuple(axes), closed, prio))
     replicated: list[AxisSpec] = []
+    unreduced: list[AxisSpec] = []
     for unit in units:
-        if unit.pre is None and rng.random() < 0.2:
+        r = rng.random()
+        if r < 0.2:
             replicated.append(unit)
+        elif r < 0.27:
+            unreduced.append(unit)
     order = [n for n, _ in mesh.axes]
-    replicated.sort(key=lambda a: order.index(a.name))
-    return ShardingSpec(mesh.name, tuple(dims), tuple(replicated))
+
+    def key(a: AxisSpec) -> tuple[int, int]:
+        return order.index(a.name), a.pre or 0
+
+    return ShardingSpec(
+        mesh.name,
+        tuple(dims),
+        _sorted_unmergeable(replicated, key),
+        _sorted_unmergeable(unreduced, key),
+    )
+
+
+def _sorted_unmergeable(axes: list[AxisSpec], key) -> tuple[AxisSpec, ...]:
+    """Sorted, dropping a sub-axis that would merge with the one before ("x":(1)2, "x":(2)2)."""
+    out: list[AxisSpec] = []
+    for a in sorted(axes, key=key):
+        prev = out[-1] if out else None
+        if prev and prev.name == a.name and prev.pre is not None and prev.pre * prev.size == a.pre:
+            continue
+        out.append(a)
+    return tuple(out)
 
 
 # -- shapes ------------------------------------------------------------------------------------

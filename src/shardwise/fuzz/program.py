@@ -87,12 +87,15 @@ class ShardingSpec:
     mesh: str
     dims: tuple[DimSpec, ...]
     replicated: tuple[AxisSpec, ...] = ()
+    unreduced: tuple[AxisSpec, ...] = ()
 
     def body(self) -> str:
         dims = ", ".join(str(d) for d in self.dims)
         rep = ""
         if self.replicated:
             rep = ", replicated={" + ", ".join(str(a) for a in self.replicated) + "}"
+        if self.unreduced:
+            rep += ", unreduced={" + ", ".join(str(a) for a in self.unreduced) + "}"
         return f"<@{self.mesh}, [{dims}]{rep}>"
 
     def __str__(self) -> str:

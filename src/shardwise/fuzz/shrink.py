@@ -159,6 +159,8 @@ def _drop_shardings(prog: Program) -> Iterator[Program]:
 def _simpler(s: ShardingSpec) -> Iterator[ShardingSpec]:
     if s.replicated:
         yield replace(s, replicated=())
+    if s.unreduced:
+        yield replace(s, unreduced=())
     for d, dim in enumerate(s.dims):
         variants = []
         if dim.priority is not None:
@@ -184,7 +186,8 @@ def _mesh_uses(prog: Program) -> dict[str, set[str]]:
     uses: dict[str, set[str]] = {m.name: set() for m in prog.meshes}
     for slot in _sharding_slots(prog):
         s = _get(prog, slot)
-        names = {a.name for d in s.dims for a in d.axes} | {a.name for a in s.replicated}
+        names = {a.name for d in s.dims for a in d.axes}
+        names |= {a.name for a in s.replicated + s.unreduced}
         uses.setdefault(s.mesh, set()).update(names | {"<used>"})
     return uses
 
