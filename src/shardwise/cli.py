@@ -20,6 +20,7 @@ from shardwise import __version__, passes
 from shardwise.errors import InputError, InternalError, Location, ShardwiseError
 from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module, Op
+from shardwise.rules import validate_cli
 
 __all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
 
@@ -223,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fuzz", help="compare with Shardy on random modules (differential fuzzing)")
     fuzz_cli.build_parser(p)
     p.set_defaults(run=fuzz_cli.run)
+
+    p = sub.add_parser("validate-rule", help="check a sharding rule numerically with numpy")
+    validate_cli.build_parser(p)
+    p.set_defaults(run=validate_cli.run)
     return parser
 
 
