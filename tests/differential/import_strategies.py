@@ -120,12 +120,7 @@ def _statement(draw, i: int, values: list[str]) -> str:
     if kind == "manual":
         return draw(_manual_computation(v, pick()))
     init = pick()
-    # The body's outer value differs from the init operand: our loader links an op's own
-    # operand uses before those of its regions, MLIR the other way round (see the xfail in
-    # test_import_passes.py).
-    outer = draw(st.sampled_from([x for x in values if x != init] or ["%i0"]))
-    if outer == "%i0":
-        return f"{v} = stablehlo.negate {init} : {T}"
+    outer = pick()  # may be the init operand too: its uses in and on the while interleave
     return (
         f"{v}:2 = stablehlo.while(%it{i} = {init}, %n{i} = %i0) : {T}, tensor<i32>\n"
         f"    cond {{\n"

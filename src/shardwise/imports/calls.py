@@ -25,7 +25,7 @@ from shardwise.imports.common import (
     is_static_shaped,
     original_func_name,
 )
-from shardwise.imports.data_flow_edges import add_data_flow_edges_to
+from shardwise.imports.data_flow_edges import EdgePlacer, add_data_flow_edges_to
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -142,11 +142,18 @@ def _named_computation_for(module: Module, call: Op, func: Op) -> Op:
     )
 
 
+def _positions(ops: list[Op]) -> dict[Op, int]:
+    wanted = set(ops)
+    blocks = {id(op.parent): op.parent for op in ops if op.parent is not None}
+    return {op: i for block in blocks.values() for i, op in enumerate(block.ops) if op in wanted}
+
+
 def _replace_op(old: Op, new: Op) -> None:
-    """`RewriterBase::replaceOp`: results' uses move over, then `old` is erased."""
+    """`RewriterBase::replaceOp` once `new` has taken `old`'s place in the block."""
     for a, b in zip(old.results, new.results, strict=True):
         a.replace_all_uses_with(b)
-    old.erase()
+    old.drop_operands()
+    old.parent = None
 
 
 def import_func_calls(module: Module, add_data_flow_edges_on_named_computations: bool = True):
@@ -157,13 +164,18 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
     """
     table = SymbolTable(module)
     moved: dict[str, Region] = {}
-    for call in calls_in_call_graph_order(module):
+    calls = calls_in_call_graph_order(module)
+    # Each call is replaced by one op in its place, so positions found up front stay valid
+    # (and finding them one by one would be quadratic on large blocks).
+    position = _positions(calls)
+    for call in calls:
         name = callee_name(call)
         func = _lookup_func(table, call)
         named = _named_computation_for(module, call, func)
         block = call.parent
         assert block is not None
-        block.insert_before(call, named)
+        named.parent = block
+        block.ops[position[call]] = named
         if name in moved:
             warnings.warn(
                 f"function @{name} has multiple call ops, we need to clone the function "
@@ -181,9 +193,11 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
         if callee is not None:
             table.erase(callee)
     if add_data_flow_edges_on_named_computations:
+        placer = EdgePlacer()
         for op in list(module.op.walk_post_order()):
             if op.name == "sdy.named_computation":
-                add_data_flow_edges_to(op)
+                add_data_flow_edges_to(op, placer)
+        placer.flush()
 
 
 # -- func order and func data-flow edges --------------------------------------------------------

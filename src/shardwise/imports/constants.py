@@ -63,6 +63,26 @@ def _is_scalar(value: Value) -> bool:
     return isinstance(value.type, TensorType) and value.type.rank == 0
 
 
+def _relink_uses_in_pre_order(module: Module) -> None:
+    """Every use list becomes the pre-order of its users (the op before its regions' ops).
+
+    This is what the reference's use lists look like after this pass's dialect conversion,
+    whatever the order before (after parsing, uses inside a region op's regions come before
+    the op's own).
+    """
+    ops = list(module.walk())
+    for op in ops:
+        for result in op.results:
+            result.uses.clear()
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    arg.uses.clear()
+    for op in ops:
+        for i, value in enumerate(op.operands):
+            value.uses.append((op, i))
+
+
 def _to_sdy_constants(module: Module) -> None:
     """Retype in place; MLIR replaces the op, which reverses the result's use list."""
     for op in module.walk():
@@ -189,6 +209,7 @@ def _split_region(region: Region, func: Op, st: _State) -> None:
 
 def constant_or_scalar_splitter(module: Module) -> None:
     """Convert constants to ``sdy.constant`` and split constant/scalar-broadcast sub-graphs."""
+    _relink_uses_in_pre_order(module)
     _to_sdy_constants(module)
     st = _State(module, SymbolTable(module))
     for func in funcs_in_call_graph_order(module):

@@ -7,11 +7,11 @@ edge op takes over all uses of its owner and a copy of the owner's current shard
 from __future__ import annotations
 
 from shardwise.imports.common import is_static_shaped
-from shardwise.ir import Module, Op, Value, insert_after_value
+from shardwise.ir import Block, Module, Op, Value
 from shardwise.propagation import data_flow
 from shardwise.propagation.sharding_access import get_sharding
 
-__all__ = ["add_data_flow_edges", "add_data_flow_edges_for"]
+__all__ = ["EdgePlacer", "add_data_flow_edges", "add_data_flow_edges_for", "add_data_flow_edges_to"]
 
 
 def _value_location(value: Value) -> tuple:
@@ -21,8 +21,46 @@ def _value_location(value: Value) -> tuple:
     return value.location, None
 
 
-def add_data_flow_edges_for(owners: list[Value]) -> None:
+class EdgePlacer:
+    """Where new edge ops go, applied once per block by `flush`.
+
+    An edge goes right after its owner's defining op, or first in the block for a block
+    argument; owners are visited last to first, so each new edge lands before the previous
+    ones. Placing them one by one would cost a list search per edge on large blocks.
+    """
+
+    def __init__(self) -> None:
+        self.after: dict[Op, list[Op]] = {}
+        self.front: dict[Block, list[Op]] = {}
+
+    def place(self, edge: Op, owner: Value) -> None:
+        producer = owner.defining_op
+        if producer is not None:
+            edge.parent = producer.parent
+            self.after.setdefault(producer, []).insert(0, edge)
+        else:
+            block = owner.owner
+            assert isinstance(block, Block)
+            edge.parent = block
+            self.front.setdefault(block, []).insert(0, edge)
+
+    def flush(self) -> None:
+        blocks = {id(op.parent): op.parent for op in self.after if op.parent is not None}
+        blocks.update({id(b): b for b in self.front})
+        for block in blocks.values():
+            ops = list(self.front.get(block, ()))
+            for op in block.ops:
+                ops.append(op)
+                ops.extend(self.after.get(op, ()))
+            block.ops = ops
+        self.after.clear()
+        self.front.clear()
+
+
+def add_data_flow_edges_for(owners: list[Value], placer: EdgePlacer | None = None) -> None:
     """Insert an edge op after each statically shaped owner (iterated last to first)."""
+    local = placer is None
+    placer = placer or EdgePlacer()
     for owner in reversed(owners):
         if not is_static_shaped(owner):
             continue  # tokens and dynamic shapes carry no sharding
@@ -36,25 +74,23 @@ def add_data_flow_edges_for(owners: list[Value]) -> None:
             location=location,
             loc_text=loc_text,
         )
-        insert_after_value(edge, owner)
+        placer.place(edge, owner)
         owner.replace_all_uses_with(edge.results[0], except_op=edge)
+    if local:
+        placer.flush()
 
 
-def _block_arg_owners(op: Op) -> list[Value]:
-    return [v for v in data_flow.edge_owners(op) if v.is_block_arg]
-
-
-def _result_owners(op: Op) -> list[Value]:
-    return [v for v in data_flow.edge_owners(op) if not v.is_block_arg]
-
-
-def add_data_flow_edges_to(op: Op) -> None:
-    add_data_flow_edges_for(_block_arg_owners(op))
-    add_data_flow_edges_for(_result_owners(op))
+def add_data_flow_edges_to(op: Op, placer: EdgePlacer | None = None) -> None:
+    """Edges for the block-argument owners of `op`, then for its result owners."""
+    owners = data_flow.edge_owners(op)
+    add_data_flow_edges_for([v for v in owners if v.is_block_arg], placer)
+    add_data_flow_edges_for([v for v in owners if not v.is_block_arg], placer)
 
 
 def add_data_flow_edges(module: Module) -> None:
     """Edges for every data-flow op (while, case, optimization_barrier, manual/named computation)."""
+    placer = EdgePlacer()
     for op in list(module.op.walk_post_order()):
         if data_flow.is_data_flow_op(op):
-            add_data_flow_edges_to(op)
+            add_data_flow_edges_to(op, placer)
+    placer.flush()
