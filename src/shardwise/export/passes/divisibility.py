@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from shardwise.axis import AxisRef, SubAxisInfo
+from shardwise.errors import PropagationError
 from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
 from shardwise.export.passes.sink import set_block_arg_owner_shardings
 from shardwise.ir import (
@@ -165,7 +166,16 @@ def main_func(module: Module) -> Op:
     if len(funcs) == 1:
         return funcs[0]
     main = module.lookup_symbol("main")
-    assert main is not None and main.name == "func.func", "no @main func"
+    if main is None or main.name != "func.func":
+        raise PropagationError(
+            "cannot find the main function: the module has "
+            + (
+                "several functions and none is named 'main'; rename the entry function to 'main'"
+                if funcs
+                else "no function; export needs a func.func"
+            ),
+            module.op.location,
+        )
     return main
 
 
