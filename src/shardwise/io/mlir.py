@@ -53,6 +53,7 @@ _LOC_SCAN_RE = re.compile(
 _SIMPLE_LOC_RE = re.compile(r'loc\((?:#[\w$.\-]+|unknown|"[^"\\]*"(?::\d+:\d+)?)\)')
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.@%#^!-")
 _CURRENT_OP_NOTE = "see current operation"
+_UNREGISTERED_DIALECT = "operation being parsed with an unregistered dialect"
 _BYTECODE_MAGIC = b"ML\xefR"
 _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
 
@@ -157,7 +158,14 @@ def _diagnostic_error(err: Any, filename: str) -> ShardwiseError:
         notes.append(f"{gen.loc_position(str(note.location), filename)}: {note.message}")
     notes += [f"{gen.loc_position(str(d.location), filename)}: {d.message}" for d in diags[1:]]
     cls = VerifyError if verifier else ParseError
-    return cls(first.message, location, notes)
+    message = first.message
+    if message.startswith(_UNREGISTERED_DIALECT):
+        message = (
+            "op of an unregistered dialect: the MLIR bindings shardwise uses (from jaxlib) "
+            "reject dialects they do not register (those JAX emits: stablehlo, sdy, func, chlo, "
+            "mhlo, ...); lower the op to StableHLO or wrap it in a stablehlo.custom_call"
+        )
+    return cls(message, location, notes)
 
 
 def _raise_parse_error(err: Any, blanked: str | None, filename: str) -> None:
