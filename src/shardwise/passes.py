@@ -187,7 +187,7 @@ def get_pass(name: str) -> PassFn:
     return entry
 
 
-_SPEC_RE = re.compile(r"^([\w.\-]+)(?:\{(.*)\})?$", re.S)
+_SPEC_RE = re.compile(r"^([\w.\-]+)(?:\{([^{}]*)\})?$")
 
 
 def parse_pass_spec(spec: str) -> tuple[str, dict[str, str]]:
