@@ -62,10 +62,12 @@ def _corpus_input(stem: str) -> str:
     return run_pass((Path(CORPUS[0]).parent / f"{stem}.mlir").read_text(), PREFIX)
 
 
+@functools.cache
 def _case_input(case: Case) -> str:
     return run_pass(case.text, PREFIX) if case.propagate else case.text
 
 
+@functools.cache
 def _reference(text: str, full: bool, debug_info: bool = False) -> str:
     option = "{enable-full-version=true}" if full else ""
     return run_pass(text, _PASS + option, debug_info=debug_info)

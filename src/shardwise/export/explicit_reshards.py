@@ -20,6 +20,11 @@ collectives for axes it adds, and (full version only) reshards if still not equi
 func's return is handled last like a data-flow source with the func result shardings.
 The full version is on for every op when the option is set, and always for ``func.call``,
 ``mhlo.ragged_dot`` and a ``concatenate`` whose operand shardings differ from its result's.
+
+Reference: Shardy as built into jaxlib 0.10.2 (its sources between 2026-05-30 and 2026-06-24:
+it has `sdy-explicit-gather-scatter-batching` but not `sdy-verify-unreduced-axes`). Later
+Shardy also fences single-device (maximal) results and rejects maximal func shardings here;
+that version does neither: ops touching a maximal mesh are simply left alone.
 """
 
 from __future__ import annotations
