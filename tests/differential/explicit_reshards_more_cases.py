@@ -513,3 +513,50 @@ for _id, _a, _b, _r in [
             )
         ),
     )
+
+# -- meshes: different axes (op skipped), an empty mesh, and nested loops ------------------------
+_add(
+    "mesh/different-axes-skipped",
+    module(
+        func(
+            [(T2, "x|y")],
+            [f"%0 = stablehlo.negate %arg0{per('a|', mesh='mesh6')} : {T2}", f"return %0 : {T2}"],
+            [(T2, None)],
+        )
+    ),
+)
+_add(
+    "mesh/empty-mesh-operand",
+    "sdy.mesh @empty = <[]>\n"
+    + module(
+        func(
+            [(T2, None), (T2, "y|")],
+            [
+                f"%0 = stablehlo.negate %arg0{per('|', mesh='empty')} : {T2}",
+                f"%1 = stablehlo.add %0, %arg1{per('x|y')} : {T2}",
+                f"return %1 : {T2}",
+            ],
+            [(T2, None)],
+        )
+    ),
+)
+_add(
+    "while/nested",
+    _while("x|y", "x|y", "y|").replace(
+        f"  %n = stablehlo.negate %a{per('y|')} : {T2}",
+        "\n".join(
+            [
+                '  %w:2 = "stablehlo.while"(%a, %i) ({',
+                f"  ^bb0(%b: {T2}, %j: tensor<i32>):",
+                "    %d = stablehlo.compare LT, %j, %j : (tensor<i32>, tensor<i32>) -> tensor<i1>",
+                "    stablehlo.return %d : tensor<i1>",
+                "  }, {",
+                f"  ^bb0(%b: {T2}, %j: tensor<i32>):",
+                f"    %m = stablehlo.abs %b{per('|z')} : {T2}",
+                f"    stablehlo.return %m, %j : {T2}, tensor<i32>",
+                f"  }}){per('z|', '-')} : ({T2}, tensor<i32>) -> ({T2}, tensor<i32>)",
+                f"  %n = stablehlo.negate %w#0{per('y|')} : {T2}",
+            ]
+        ),
+    ),
+)
