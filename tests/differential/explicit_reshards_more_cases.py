@@ -560,3 +560,19 @@ _add(
         ),
     ),
 )
+_add(
+    "call/callee-partly-sharded",
+    module(
+        func(
+            [(T2, "x|"), (T2, None)],
+            [f"%0 = stablehlo.add %arg0, %arg1{per('x|')} : {T2}", f"return %0 : {T2}"],
+            [(T2, None)],
+            name="callee",
+        ),
+        func(
+            [(T2, "|y"), (T2, "y|")],
+            [f"%0 = call @callee(%arg0, %arg1) : ({T2}, {T2}) -> {T2}", f"return %0 : {T2}"],
+            [(T2, None)],
+        ),
+    ),
+)
