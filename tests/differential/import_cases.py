@@ -979,3 +979,54 @@ func.func private @f(%arg0: tensor<8xf32>) -> (tensor<8xf32>, tensor<8x4xf32>) {
   return %arg0, %0 : tensor<8xf32>, tensor<8x4xf32>
 }
 """
+
+PROPAGATE_SHARDING_FROM_FUNC_TO_CALL.update(
+    {
+        "calls_in_regions_and_nested_funcs": MESH
+        + """
+func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<i32>) -> tensor<8xf32> {
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %arg1) : tensor<8xf32>, tensor<i32>
+    cond {
+    %2 = stablehlo.compare LT, %iterArg_0, %iterArg_0 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %2 : tensor<i1>
+  } do {
+    %2 = func.call @outer(%iterArg) : (tensor<8xf32>) -> tensor<8xf32>
+    stablehlo.return %2, %iterArg_0 : tensor<8xf32>, tensor<i32>
+  }
+  %1 = call @outer(%0#0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+func.func private @outer(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b", ?}p2]>}) {
+  %0 = call @inner(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func private @inner(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<mesh<["z"=2]>, [{"z"}]>}) {
+  return %arg0 : tensor<8xf32>
+}
+""",
+    }
+)
+
+IMPORT_PIPELINE.update(
+    {
+        "groups_manual_and_named": """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %c = stablehlo.constant dense<1.0> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x8xf32>
+  %1 = stablehlo.add %arg0, %0 : tensor<8x8xf32>
+  %2 = stablehlo.add %arg1, %0 : tensor<8x8xf32>
+  sdy.sharding_group %1 group_id=4 : tensor<8x8xf32>
+  sdy.sharding_group %2 group_id=4 : tensor<8x8xf32>
+  sdy.sharding_group %arg0 group_id=2 : tensor<8x8xf32>
+  sdy.sharding_group %1 group_id=2 : tensor<8x8xf32>
+  %3 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"b", "a"}, {}]>] out_shardings=[<@mesh, [{"b", "a"}, {}]>] manual_axes={"b", "a"} (%arg2: tensor<2x8xf32>) {
+    %5 = stablehlo.multiply %arg2, %arg2 : tensor<2x8xf32>
+    sdy.return %5 : tensor<2x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %4 = sdy.sharding_constraint %2 <@mesh, [{}, {"a"}]> : tensor<8x8xf32>
+  return %3, %4 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+""",
+    }
+)
