@@ -342,6 +342,10 @@ def write_file(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise InputError(f"cannot write: {e.strerror}", Location(name)) from None
+    except BaseException:  # Ctrl-C or a bug mid-write: no temporary file is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _file_mode(target: Path) -> int:
