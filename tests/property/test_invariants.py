@@ -26,6 +26,7 @@ from shardwise.io.reference import parse_and_print, run_pass
 from shardwise.ir import Module, Op, func_result_types
 from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
 from shardwise.sharding import TensorSharding
+from shardwise.syntax import parse_sdy_attribute
 
 DATA = Path(__file__).resolve().parents[1] / "models" / "data"
 CORPUS = {p.stem: p.read_text() for p in sorted(DATA.glob("*.mlir"))}
@@ -170,6 +171,25 @@ def _only_extends(before: TensorSharding, after: TensorSharding | None) -> str |
         if not old.is_closed and new.axes[: len(old.axes)] != old.axes:
             return f"open dim {d} lost axes: {before} became {after}"
     return None
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "ok"),
+    [
+        ('{"x"}, {?}', '{"x"}, {"y", ?}', True),
+        ('{"x", ?}, {}', '{"x", "y", ?}, {}', True),
+        ('{"x"}, {?}', '{"x", "y"}, {?}', False),
+        ('{"x"}, {?}', '{"x", ?}, {?}', False),
+        ('{"x", ?}, {}', '{"y", ?}, {}', False),
+        ('{"x", ?}, {}', '{"x", ?}', False),
+    ],
+    ids=["open-grows", "open-prefix-kept", "closed-grows", "closed-opens", "open-loses", "rank"],
+)
+def test_only_extends_detects_changes(before: str, after: str, ok: bool) -> None:
+    def sharding(dims: str) -> TensorSharding:
+        return parse_sdy_attribute(f"#sdy.sharding<@mesh, [{dims}]>")
+
+    assert (_only_extends(sharding(before), sharding(after)) is None) == ok
 
 
 @pytest.mark.parametrize("pass_name", PROPAGATION_PASSES)
