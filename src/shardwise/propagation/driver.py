@@ -299,10 +299,13 @@ class PropagationDriver:
         rule = get_or_create_sharding_rule(op, self.conservative)
         if rule is None:
             return
+        operands, results = self._value_side(op.operands), self._value_side(op.results)
+        if all(s is None for s in operands.shardings) and all(s is None for s in results.shardings):
+            return  # no mesh: `propagate_tensor_shardings` would return at once
         self.propagate_tensor_shardings(
             op,
-            self._value_side(op.operands),
-            self._value_side(op.results),
+            operands,
+            results,
             rule,
             lambda f: self.direction_fn(op, f),
             self.conservative,

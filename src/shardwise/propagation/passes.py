@@ -146,20 +146,14 @@ def remove_sharding_rules(module: Module) -> None:
 # -- op priority ------------------------------------------------------------------------------
 
 
-def _union(a: PropagationDirection, b: PropagationDirection) -> PropagationDirection:
-    if a == PropagationDirection.NONE:
-        return b
-    if b == PropagationDirection.NONE:
-        return a
-    if {a, b} == {PropagationDirection.FORWARD, PropagationDirection.BACKWARD}:
-        return PropagationDirection.BOTH
-    return max(a, b)
+# The directions are the bit sets {} {fwd} {bwd} {fwd, bwd}: union and intersection are bitwise,
+# read from tables indexed by the two directions.
+_UNION = tuple(tuple(PropagationDirection(a | b) for b in range(4)) for a in range(4))
+_INTERSECTION = tuple(tuple(PropagationDirection(a & b) for b in range(4)) for a in range(4))
 
 
 def _intersection(a: PropagationDirection, b: PropagationDirection) -> PropagationDirection:
-    if {a, b} == {PropagationDirection.FORWARD, PropagationDirection.BACKWARD}:
-        return PropagationDirection.NONE
-    return min(a, b)
+    return _INTERSECTION[a][b]
 
 
 def _is_scalar(value: Value) -> bool:
@@ -219,13 +213,20 @@ _OP_SCHEDULE: tuple[Callable[[Op, int], PropagationDirection], ...] = (
 
 
 def _op_based_direction(priority: int, direction_fn: DirectionFn) -> DirectionFn:
-    schedule = _OP_SCHEDULE[: priority + 1]
+    # Union is commutative and BOTH absorbs it, so the most permissive heuristics go first and
+    # the loop stops at BOTH (the last round is `propagate_any`: one call per factor).
+    schedule = _OP_SCHEDULE[priority::-1]
+    both = PropagationDirection.BOTH
 
     def direction(op: Op, factor: int) -> PropagationDirection:
         result = PropagationDirection.NONE
         for heuristic in schedule:
-            result = _union(result, heuristic(op, factor))
-        return _intersection(result, direction_fn(op, factor))
+            result = _UNION[result][heuristic(op, factor)]
+            if result is both:
+                break
+        if direction_fn is propagate_any:  # intersection with BOTH is the identity
+            return result
+        return _INTERSECTION[result][direction_fn(op, factor)]
 
     return direction
 

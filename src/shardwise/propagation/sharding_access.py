@@ -46,6 +46,10 @@ COLLECTIVE_OPS = frozenset(
     }
 )
 _SHARDING_PROPERTY_OPS = frozenset({"sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"})
+# Ops whose results do not simply keep their shardings in the op's ``sdy.sharding`` list.
+_SPECIAL_OWNERS = (
+    _SHARDING_PROPERTY_OPS | COLLECTIVE_OPS | data_flow.DATA_FLOW_OPS | frozenset({"func.func"})
+)
 
 
 def owning_op(value: Value) -> Op:
@@ -105,6 +109,13 @@ def get_op_shardings(op: Op) -> list[TensorSharding] | None:
 
 def get_sharding(value: Value) -> TensorSharding | None:
     """The sharding of `value`, or None when it has none (= fully open)."""
+    owner = value.owner
+    if type(owner) is Op and owner.name not in _SPECIAL_OWNERS:
+        # Fast path (most calls): the result of an ordinary op, read from its own list.
+        attr = owner.attributes.get(SHARDING_ATTR)
+        if isinstance(attr, TensorShardingPerValue) and attr.shardings:
+            return attr.shardings[value.index]
+        return None
     v = shardable_value(value)
     if v is None:
         return None

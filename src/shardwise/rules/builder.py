@@ -18,6 +18,7 @@ then results, in dim order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Self
 
@@ -222,8 +223,15 @@ def build_pointwise(op: Op) -> OpShardingRule | None:
     """
     if not op.results or not isinstance(op.results[0].type, TensorType):
         return None
-    builder = OpShardingRuleBuilder.for_op(op)
-    builder._factor_sizes = list(op.results[0].type.shape)
+    return _pointwise_rule(tuple(v.type for v in op.operands), tuple(v.type for v in op.results))
+
+
+@functools.lru_cache(maxsize=4096)
+def _pointwise_rule(operand_types: tuple, result_types: tuple) -> OpShardingRule:
+    """Built once per type signature (a deep model repeats a few signatures thousands of times);
+    the rule is a frozen value, so ops can share it."""
+    builder = OpShardingRuleBuilder(list(operand_types), list(result_types))
+    builder._factor_sizes = list(result_types[0].shape)
     for mapping in builder._operands + builder._results:
         for dim, factors in enumerate(mapping):
             factors.append(dim)
