@@ -79,12 +79,26 @@ def _walk_post_order(op: Op, visit: Callable[[Op], None]) -> None:
     for region in op.regions:
         for block in region.blocks:
             current = block.ops[0] if block.ops else None
+            i = 0
             while current is not None:
-                i = block.ops.index(current)
+                i = _position(block.ops, current, i)
                 following = block.ops[i + 1] if i + 1 < len(block.ops) else None
                 _walk_post_order(current, visit)
                 current = following
+                i += 1
     visit(op)
+
+
+def _position(ops: list[Op], op: Op, hint: int) -> int:
+    """`ops.index(op)`, searching from `hint` first: a visit inserts a few ops around the op it
+    visits, so the next op has moved by a few places at most (a full search from the start
+    made the walk quadratic in the block size)."""
+    if hint < len(ops) and ops[hint] is op:
+        return hint
+    try:
+        return ops.index(op, hint)
+    except ValueError:  # ops before it were erased: search the whole block
+        return ops.index(op)
 
 
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
