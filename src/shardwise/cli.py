@@ -7,6 +7,8 @@ Every failure prints ``file:line:col: error: message``, the source line and a ca
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
 import sys
 import traceback
@@ -288,9 +290,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``shardwise`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _fewer_gc_passes():
         warnings.showwarning = _show_warning
         return _run_command(parser, args)
+
+
+@contextlib.contextmanager
+def _fewer_gc_passes():
+    """Run the youngest GC generation every 100k allocations instead of every 700.
+
+    A module is tens of thousands of long-lived objects (ops, values, shardings) with few
+    cycles; the default threshold re-scans them over and over (about a quarter of the time of
+    `propagate` on a 2k-op model). The previous thresholds come back afterwards.
+    """
+    previous = gc.get_threshold()
+    gc.set_threshold(100_000, *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
