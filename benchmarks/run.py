@@ -14,6 +14,11 @@ pipeline (`sdy-propagation-pipeline`), print the module.
   with its default pipeline, called in this process. If it fails (not written yet, or an
   error), the shardwise columns are skipped with "shardwise: not available yet".
 The `same` column says whether shardwise's output text equals the reference's.
+
+Memory: after the timed runs, one more (untimed) shardwise run under `tracemalloc` gives the
+peak of Python allocations during the command (`sw peak MiB`; the C++ MLIR objects of
+loading are not counted). `--no-memory` skips it. The last line compares the deepest and the
+shallowest file: time ratio against depth ratio (linear scaling = equal ratios).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,6 +86,16 @@ def timed(fn: Callable[[Path, str], str], path: Path, text: str) -> tuple[float,
     return time.perf_counter() - start, out
 
 
+def peak_memory_mib(path: Path, text: str) -> float:
+    """Peak traced Python memory of one shardwise run, in MiB (no profiler, just tracemalloc)."""
+    tracemalloc.start()
+    try:
+        run_shardwise(path, text)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
 def shardwise_available(path: Path, text: str) -> bool:
     try:
         run_shardwise(path, text)
@@ -89,7 +105,7 @@ def shardwise_available(path: Path, text: str) -> bool:
     return True
 
 
-def bench_file(path: Path, reps: int, with_shardwise: bool) -> dict:
+def bench_file(path: Path, reps: int, with_shardwise: bool, memory: bool = False) -> dict:
     text = path.read_text()
     run_reference(path, text)  # warm-up
     ref_times, sw_times, ref_out, sw_out, sw_error = [], [], "", None, None
@@ -108,6 +124,8 @@ def bench_file(path: Path, reps: int, with_shardwise: bool) -> dict:
     elif with_shardwise:
         row["sw_s"] = statistics.median(sw_times)
         row["same"] = sw_out == ref_out
+        if memory:
+            row["sw_mib"] = peak_memory_mib(path, text)
     return row
 
 
@@ -116,7 +134,9 @@ def print_row(row: dict) -> None:
     line = f"{row['file']:16s} {ops:7d} {ref:9.3f} {ops / ref:10.0f}"
     if "sw_s" in row:
         sw = row["sw_s"]
-        line += f" {sw:9.3f} {ops / sw:10.0f} {sw / ref:8.1f}x  {'yes' if row['same'] else 'no'}"
+        line += f" {sw:9.3f} {ops / sw:10.0f} {sw / ref:8.1f}x  {'yes' if row['same'] else 'no':4s}"
+        if "sw_mib" in row:
+            line += f" {row['sw_mib']:11.0f}"
     if "sw_error" in row:
         line += f"  shardwise failed: {row['sw_error']}"
     print(line, flush=True)
@@ -132,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", type=Path, help="default: benchmarks/data/*.mlir")
     parser.add_argument("-n", "--reps", type=int, default=5, help="repetitions (median)")
     parser.add_argument("--reference-only", action="store_true", help="skip shardwise")
+    parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
     args = parser.parse_args(argv)
     files = args.files or sorted(DATA_DIR.glob("*.mlir"), key=depth_key)
     if not files:
@@ -141,11 +162,27 @@ def main(argv: list[str] | None = None) -> int:
     header = f"{'file':16s} {'ops':>7s} {'ref s':>9s} {'ref ops/s':>10s}"
     if with_sw:
         header += f" {'sw s':>9s} {'sw ops/s':>10s} {'sw/ref':>9s}  same"
+        header += "" if args.no_memory else " sw peak MiB"
     print(f"pipeline: {PIPELINE}; median of {args.reps} repetitions")
     print(header)
+    rows = []
     for path in files:
-        print_row(bench_file(path, args.reps, with_sw))
+        rows.append(bench_file(path, args.reps, with_sw, not args.no_memory))
+        print_row(rows[-1])
+    print_scaling(rows)
     return 0
+
+
+def print_scaling(rows: list[dict]) -> None:
+    """Deepest vs shallowest file: how time grows against how the op count grows."""
+    if len(rows) < 2:
+        return
+    small, big = rows[0], rows[-1]
+    line = f"scaling {big['file']} / {small['file']}: ops x{big['ops'] / small['ops']:.1f}"
+    line += f", reference time x{big['ref_s'] / small['ref_s']:.1f}"
+    if "sw_s" in big and "sw_s" in small:
+        line += f", shardwise time x{big['sw_s'] / small['sw_s']:.1f}"
+    print(line)
 
 
 if __name__ == "__main__":
