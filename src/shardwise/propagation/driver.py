@@ -493,6 +493,9 @@ class PropagationDriver:
     ):
         """The same step as `propagate_op_shardings`, uncached, so an observer sees it."""
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        step_info = getattr(self.observer, "step_info", None)
+        if step_info is not None:  # optional: the rule and per-factor directions of this step
+            step_info(self, op, operands.values, results.values, rule, directions, mesh_name)
         self.observer.before_step(op, projection)
         updates = self.strategy.propagate_factor_shardings(
             projection,
