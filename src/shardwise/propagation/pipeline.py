@@ -35,8 +35,13 @@ from shardwise.propagation.passes import user_priority_propagate
 __all__ = ["propagation_pipeline", "import_and_propagate"]
 
 
-def import_and_propagate(module: Module, options: PropagationOptions | None = None) -> None:
-    """Steps 1-4: everything up to and including ``sdy-user-priority-propagate``."""
+def import_and_propagate(
+    module: Module, options: PropagationOptions | None = None, observer=None
+) -> None:
+    """Steps 1-4: everything up to and including ``sdy-user-priority-propagate``.
+
+    `observer` sees every propagation step (see `PropagationDriver`); it changes nothing.
+    """
     options = options or PropagationOptions()
     import_pipeline(module, dedup_functions_fully=options.dedup_functions_fully)
     if options.dedup_functions_fully:
@@ -54,13 +59,17 @@ def import_and_propagate(module: Module, options: PropagationOptions | None = No
         sharding_group_import(module)
     pre_order_funcs(module)
     # The pipeline keeps the rules it stored: the export steps read them.
-    user_priority_propagate(module, options.with_options(keep_sharding_rules=True))
+    user_priority_propagate(
+        module, options.with_options(keep_sharding_rules=True), observer=observer
+    )
 
 
-def propagation_pipeline(module: Module, options: PropagationOptions | None = None) -> None:
+def propagation_pipeline(
+    module: Module, options: PropagationOptions | None = None, observer=None
+) -> None:
     """The whole ``sdy-propagation-pipeline`` on `module`, in place."""
     options = options or PropagationOptions()
-    import_and_propagate(module, options)
+    import_and_propagate(module, options, observer)
     # ---- export steps (5-10 of propagation_pipeline.cc), owned by shardwise.export ----
     try:
         from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
