@@ -93,6 +93,7 @@ class CampaignReport:
     matches: dict[str, int] = field(default_factory=dict)
     divergences: list[Divergence] = field(default_factory=list)
     crashes: int = 0
+    crash_seeds: list[str] = field(default_factory=list)  # "<seed> <pass>"
     rejects: int = 0
     seconds: float = 0.0
 
@@ -102,6 +103,7 @@ class CampaignReport:
             self.matches[p] = self.matches.get(p, 0) + n
         self.divergences += other.divergences
         self.crashes += other.crashes
+        self.crash_seeds += other.crash_seeds
         self.rejects += other.rejects
 
     def summary(self) -> str:
@@ -113,6 +115,10 @@ class CampaignReport:
             f"reference crashes (module x pass): {self.crashes}, "
             f"reference rejects (regenerated): {self.rejects}"
         )
+        if self.crash_seeds:
+            more = len(self.crash_seeds) - 5
+            shown = ", ".join(self.crash_seeds[:5]) + (f", ... ({more} more)" if more > 0 else "")
+            lines.append(f"  reference crashed on: {shown}")
         for d in self.divergences:
             lines.append(f"  DIVERGENCE {d.pass_name} seed {d.seed}: {d.reason} -> {d.path}")
         return "\n".join(lines)
@@ -177,6 +183,7 @@ def _chunk(
             for j, p in enumerate(passes):
                 if status[j] == "crash":
                     report.crashes += 1
+                    report.crash_seeds.append(f"{key} {p}")
                     continue
                 if status[j] == "match":
                     report.matches[p] = report.matches.get(p, 0) + 1
