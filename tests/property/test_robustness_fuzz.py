@@ -113,6 +113,25 @@ def replace_sharding(text: str, rng: random.Random) -> str:
     return text[: m.start(2)] + new + text[m.end(2) :]
 
 
+def replace_sharding_validly(text: str, rng: random.Random) -> str:
+    """A sharding that still verifies: same rank, distinct full axes of its own mesh."""
+    matches = list(_DIMS_RE.finditer(text))
+    if not matches:
+        return duplicate_line(text, rng)
+    m = rng.choice(matches)
+    mesh = re.search(r"@(\w+)", m.group(1))
+    decl = re.search(rf"sdy\.mesh @{mesh.group(1) if mesh else ''} = <\[([^\]]*)\]", text)
+    names = [name for name, _ in _AXIS_RE.findall(decl.group(1))] if decl else []
+    rng.shuffle(names)
+    dims = []
+    for _ in range(m.group(2).count("{")):
+        axes = [f'"{names.pop()}"' for _ in range(rng.randint(0, min(1, len(names))))]
+        is_open = rng.random() < 0.4
+        items = ", ".join(axes + (["?"] if is_open else []))
+        dims.append("{" + items + "}" + (f"p{rng.randint(0, 2)}" if rng.random() < 0.3 else ""))
+    return text[: m.start(2)] + "[" + ", ".join(dims) + "]" + text[m.end(2) :]
+
+
 def change_number(text: str, rng: random.Random) -> str:
     m = rng.choice(list(_NUMBER_RE.finditer(text)))
     return text[: m.start()] + str(rng.choice(_NUMBERS)) + text[m.end() :]
@@ -123,7 +142,8 @@ MUTATIONS: dict[str, Callable[[str, random.Random], str]] = {
     "swap": swap_tokens,
     "duplicate": duplicate_line,
     "sharding": replace_sharding,
-    "sharding2": replace_sharding,  # twice the weight: it keeps most modules loadable
+    "valid-sharding": replace_sharding_validly,  # twice the weight: loadable modules
+    "valid-sharding2": replace_sharding_validly,
     "number": change_number,
 }
 
