@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
+from shardwise.propagation.debug_info import DebugInfoRecorder, combine_observers
 from shardwise.propagation.driver import (
     DirectionFn,
     PropagationDriver,
@@ -115,12 +116,19 @@ def _user_priority_level(ctx: _Context, direction_fn: DirectionFn) -> None:
 def _pass(level: Callable[[_Context, DirectionFn], None]):
     def run(module: Module, options: PropagationOptions | None = None, observer=None) -> None:
         options = options or PropagationOptions()
+        debug = DebugInfoRecorder(
+            module, options.debug_sharding_origins, options.debug_propagation_edge_sharding
+        )
         check_static_shapes(module)
         groups = ShardingGroupMap(module)
         groups.sync_group_member_shardings()
+        if debug.enabled:
+            observer = combine_observers(observer, debug)
         level(_Context(module, options, groups, observer), propagate_any)
         if not options.keep_sharding_rules:
             remove_sharding_rules(module)
+        if debug.enabled:
+            debug.save()
 
     return run
 
