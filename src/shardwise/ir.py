@@ -29,6 +29,7 @@ __all__ = [
     "ArrayAttr",
     "Value",
     "Op",
+    "BatchErase",
     "Block",
     "Region",
     "Module",
@@ -317,12 +318,22 @@ class Op:
             op = op.parent_op
 
     def walk(self) -> Iterator[Op]:
-        """Pre-order: this op, then every op nested in its regions, in program order."""
+        """Pre-order: this op, then every op nested in its regions, in program order.
+
+        An explicit stack instead of nested generators (a `yield from` per level made every op
+        cost one generator frame per ancestor); as lazy as the recursive form: an op's regions
+        are read when the walk resumes after yielding it.
+        """
         yield self
-        for region in self.regions:
-            for block in region.blocks:
-                for op in block.ops:
-                    yield from op.walk()
+        stack = [_nested_ops(self)] if self.regions else []
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            if op.regions:
+                stack.append(_nested_ops(op))
 
     def walk_post_order(self) -> Iterator[Op]:
         """MLIR's default walk order: nested ops before their parent."""
@@ -343,15 +354,19 @@ class Op:
 
     def erase(self) -> None:
         """Remove this op from its block; its results must be unused."""
+        self._release()
+        if self.parent is not None:
+            self.parent.ops.remove(self)
+            self.parent = None
+
+    def _release(self) -> None:
+        """The use-list half of `erase`: drop the uses this op and its nested ops make."""
         assert all(not r.uses for r in self.results), f"erasing {self.name} with uses"
         self.drop_operands()
         for region in self.regions:
             for block in region.blocks:
                 for op in reversed(list(block.ops)):
                     op.drop_operands()
-        if self.parent is not None:
-            self.parent.ops.remove(self)
-            self.parent = None
 
     # -- attributes -------------------------------------------------------------------------
 
@@ -361,6 +376,38 @@ class Op:
         if value is None:
             value = self.attributes.get(name)
         return value
+
+
+class BatchErase:
+    """Erase many ops of big blocks: each `erase` drops the op's uses at once (as `Op.erase`),
+    and leaving the `with` block takes the ops out of their blocks' lists, one pass per block.
+
+    Erasing them one by one is quadratic (`list.remove` scans the whole block each time).
+    """
+
+    def __init__(self) -> None:
+        self._erased: dict[int, tuple[Block, set[int]]] = {}
+
+    def erase(self, op: Op) -> None:
+        op._release()
+        if op.parent is not None:
+            self._erased.setdefault(id(op.parent), (op.parent, set()))[1].add(id(op))
+            op.parent = None
+
+    def __enter__(self) -> BatchErase:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for block, ids in self._erased.values():
+            block.ops[:] = [op for op in block.ops if id(op) not in ids]
+        self._erased.clear()
+
+
+def _nested_ops(op: Op) -> Iterator[Op]:
+    """The ops directly inside `op`'s regions, in program order."""
+    for region in op.regions:
+        for block in region.blocks:
+            yield from block.ops
 
 
 class Block:

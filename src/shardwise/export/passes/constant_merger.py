@@ -7,7 +7,7 @@ of a scalar by an earlier broadcast of the same scalar with the same attributes 
 
 from __future__ import annotations
 
-from shardwise.ir import Op, Region, TensorType
+from shardwise.ir import BatchErase, Op, Region, TensorType
 
 __all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
 
@@ -49,13 +49,14 @@ def _cache_key(op: Op) -> tuple | None:
 def constant_or_scalar_merger(func: Op) -> None:
     """Deduplicate constants and scalar broadcasts, walking in MLIR's post-order."""
     cache: dict[tuple, Op] = {}
-    for op in list(func.walk_post_order()):
-        key = _cache_key(op)
-        if key is None:
-            continue
-        cached = cache.setdefault(key, op)
-        if cached is op:
-            continue
-        for old, new in zip(op.results, cached.results, strict=True):
-            old.replace_all_uses_with(new)
-        op.erase()
+    with BatchErase() as batch:  # thousands of duplicates in one block: erasing is batched
+        for op in list(func.walk_post_order()):
+            key = _cache_key(op)
+            if key is None:
+                continue
+            cached = cache.setdefault(key, op)
+            if cached is op:
+                continue
+            for old, new in zip(op.results, cached.results, strict=True):
+                old.replace_all_uses_with(new)
+            batch.erase(op)
