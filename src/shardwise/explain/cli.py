@@ -1,0 +1,37 @@
+"""``shardwise explain IN.mlir --value NAME | --op LINE [--picture]``."""
+
+from __future__ import annotations
+
+import argparse
+
+from shardwise.explain.run import explain_module, find_keys
+from shardwise.explain.text import format_explanation, picture
+from shardwise.io.mlir import load_text, read_text_file
+from shardwise.ir import Value
+from shardwise.mesh import Mesh
+
+__all__ = ["build_parser", "run"]
+
+
+def build_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="IN.mlir", help="input file")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--value", metavar="NAME", help="%%3, main:arg0 or main:result0")
+    which.add_argument("--op", type=int, metavar="LINE", help="the op at this line of the input")
+    p.add_argument("--picture", action="store_true", help="draw the tiles on the devices")
+
+
+def run(args: argparse.Namespace) -> int:
+    module = load_text(read_text_file(args.input), args.input)
+    ex = explain_module(module)
+    for key in find_keys(module, args.value, args.op):
+        exp = ex.explain(key)
+        print(format_explanation(ex, exp))
+        if args.picture:
+            mesh = None
+            if exp.sharding is not None:
+                ref = exp.sharding.mesh_or_ref
+                mesh = ref if isinstance(ref, Mesh) else module.meshes().get(ref)
+            type_ = key.type if isinstance(key, Value) else None
+            print(picture(exp.sharding, type_, mesh if isinstance(mesh, Mesh) else None))
+    return 0

@@ -1,0 +1,108 @@
+"""Run the propagation pipeline with a provenance observer and look values up by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardwise.errors import ShardwiseError
+from shardwise.explain.provenance import (
+    Explanation,
+    Key,
+    ProvenanceObserver,
+    explain_value,
+    sharding_of_key,
+)
+from shardwise.ir import Module, Op, Value
+from shardwise.propagation.options import PropagationOptions
+from shardwise.propagation.pipeline import import_and_propagate
+from shardwise.propagation.sharding_access import get_sharding
+
+__all__ = ["Explained", "explain_module", "find_keys", "key_name", "all_keys"]
+
+
+@dataclass
+class Explained:
+    module: Module
+    observer: ProvenanceObserver
+
+    def explain(self, key: Key) -> Explanation:
+        return explain_value(self.observer, self.module, key, key_name(self.module, key))
+
+
+def explain_module(module: Module, options: PropagationOptions | None = None) -> Explained:
+    """Propagate `module` in place (the whole pipeline) and keep the provenance."""
+    options = options or PropagationOptions()
+    strategies = 2 if options.propagation_strategy == "basic-then-aggressive" else 1
+    rounds = 4 if options.run_op_priority_propagation else 1
+    observer = ProvenanceObserver(options.conservative_propagation, strategies * rounds)
+    observer.record_annotations(module)
+    import_and_propagate(module, options, observer)
+    # Reasons are read from the shardings propagation left (export closes every dim).
+    observer.final = {k: sharding_of_key(module, k) for k in all_keys(module)}
+    for edge in (op for op in module.walk() if op.name == "sdy.data_flow_edge"):
+        observer.final[edge.operands[0]] = get_sharding(edge.results[0])
+    _export(module, options)
+    return Explained(module, observer)
+
+
+def _export(module: Module, options: PropagationOptions) -> None:
+    """The export steps of `propagation_pipeline`, with the options it derives."""
+    from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
+
+    export_options = ExportOptions(
+        keep_sharding_rules=options.keep_sharding_rules,
+        dump_sharding_origins=options.debug_sharding_origins,
+        dump_propagation_edges=options.debug_propagation_edge_sharding,
+        avoid_reshards_on_calls=options.dedup_functions_fully,
+    )
+    post_propagation_pipeline(module, options.dedup_functions_fully, export_options)
+
+
+def _func_name(func: Op) -> str:
+    return str(func.get_attr("sym_name")).strip('"').lstrip("@")
+
+
+def key_name(module: Module, key: Key) -> str:
+    if isinstance(key, str):
+        return key
+    if key.is_block_arg:
+        parent = key.owner.parent_op  # type: ignore[union-attr]
+        if parent is not None and parent.name == "func.func":
+            return f"{_func_name(parent)}:arg{key.index}"
+    return key.name or "?"
+
+
+def all_keys(module: Module) -> list[Key]:
+    """Every tensor a user can ask about: func args, op results, func results."""
+    keys: list[Key] = []
+    for op in module.walk():
+        if op.name == "func.func" and op.regions and op.regions[0].blocks:
+            keys.extend(op.regions[0].entry.args)
+            term = op.regions[0].entry.terminator
+            n = len(term.operands) if term is not None else 0
+            keys.extend(f"{_func_name(op)}:result{i}" for i in range(n))
+        keys.extend(v for v in op.results if op.name != "func.func")
+    return keys
+
+
+def find_keys(module: Module, name: str | None, line: int | None) -> list[Key]:
+    """The values named `name` (``%3``, ``main:arg0``, ``main:result0``) or the op at `line`."""
+    keys = all_keys(module)
+    if line is not None:
+        found = [
+            k
+            for k in keys
+            if isinstance(k, Value)
+            and k.defining_op is not None
+            and k.defining_op.location.line == line
+        ]
+        if not found:
+            raise ShardwiseError(f"--op {line}: no op with a result starts at line {line}")
+        return found
+    found = [k for k in keys if key_name(module, k) == name]
+    if not found:
+        raise ShardwiseError(
+            f"--value {name}: no such value; use an SSA name as printed in the output "
+            "(%3), main:arg0 or main:result0"
+        )
+    return found

@@ -1,0 +1,103 @@
+"""Plain-text rendering of explanations and of a tensor's tiles on the device mesh."""
+
+from __future__ import annotations
+
+import itertools
+
+from shardwise.explain.provenance import Explanation, Origin
+from shardwise.explain.run import Explained, key_name
+from shardwise.ir import Op, TensorType, Value
+from shardwise.mesh import Mesh
+from shardwise.sharding import TensorSharding
+
+__all__ = ["where", "format_explanation", "picture"]
+
+
+def where(op: Op | None) -> str:
+    if op is None:
+        return ""
+    text = f"{op.name} at {op.location}"
+    if op.loc_text:
+        text += f" {op.loc_text}"
+    return text
+
+
+def _origin_line(ex: Explained, origin: Origin) -> str:
+    src = key_name(ex.module, origin.source) if origin.source is not None else "?"
+    if origin.op is None:
+        if origin.round:
+            return f"{origin.round} on {src}"
+        return f"user annotation/constraint on {src}{_value_where(origin.source)}"
+    return f"{where(origin.op)}, factor {origin.factor}, {origin.round}" + (
+        f", from {src}" if origin.source is not None else ""
+    )
+
+
+def _value_where(key) -> str:
+    if isinstance(key, Value) and key.defining_op is not None:
+        return f" ({where(key.defining_op)})"
+    return ""
+
+
+def format_explanation(ex: Explained, exp: Explanation) -> str:
+    lines = [f"{exp.name}{_value_where(exp.key)}"]
+    if isinstance(exp.key, Value):
+        lines[0] += f" : {exp.key.type}"
+    lines.append(
+        f"  sharding: {exp.sharding if exp.sharding is not None else '(none: replicated)'}"
+    )
+    if not exp.chains:
+        lines.append("  no axis shards this tensor")
+    for axis, chain in exp.chains.items():
+        lines.append(f"  axis {axis}:")
+        for depth, origin in enumerate(chain):
+            lines.append("    " + "  " * depth + "<- " + _origin_line(ex, origin))
+    for b in exp.blocked:
+        other = key_name(ex.module, b.other)
+        lines.append(f"  axis {b.axis} (on {other}) stops at {where(b.op)}: {b.reason}")
+    return "\n".join(lines)
+
+
+def picture(sharding: TensorSharding | None, type_: object, mesh: Mesh | None) -> str:
+    """Which devices hold each tile (rank 1-2), like `jax.debug.visualize_array_sharding`."""
+    if not isinstance(type_, TensorType) or type_.rank not in (1, 2):
+        return "(picture: rank-1 and rank-2 tensors only)"
+    if sharding is None or mesh is None or not mesh.axes:
+        return _grid([[["all devices"]]], type_.shape, (1,) * type_.rank)
+    sizes = {a.name: a.size for a in mesh.axes}
+    names = [a.name for a in mesh.axes]
+    dims = [[str(a).strip('"') for a in d.axes] for d in sharding.dim_shardings]
+    if any(":" in a for d in dims for a in d):
+        return "(picture: sub-axes are not drawn)"
+    tiles = [max(1, _prod(sizes[a] for a in d)) for d in dims]
+    while len(tiles) < 2:
+        tiles.append(1)
+    cells: list[list[list[str]]] = [[[] for _ in range(tiles[1])] for _ in range(tiles[0])]
+    for device, coords in enumerate(itertools.product(*(range(sizes[n]) for n in names))):
+        pos = dict(zip(names, coords, strict=True))
+        idx = []
+        for d in dims + [[]] * (2 - len(dims)):
+            i = 0
+            for a in d:
+                i = i * sizes[a] + pos[a]
+            idx.append(i)
+        cells[idx[0]][idx[1]].append(str(device))
+    grid = [[["D" + ",".join(c)] for c in row] for row in cells]
+    return _grid(grid, type_.shape, tiles)
+
+
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def _grid(cells: list[list[list[str]]], shape, tiles) -> str:
+    width = max(len(c[0]) for row in cells for c in row) + 2
+    sep = "+" + "+".join("-" * width for _ in cells[0]) + "+"
+    out = [f"tensor{list(shape)} in {tiles[0]}x{tiles[1] if len(tiles) > 1 else 1} tiles", sep]
+    for row in cells:
+        out.append("|" + "|".join(c[0].center(width) for c in row) + "|")
+        out.append(sep)
+    return "\n".join(out)
