@@ -274,6 +274,38 @@ class DebugInfoRecorder:
         operands, results, rule, mesh = self._pending
         self.record(op, operands, results, rule, mesh, self._old, projection)
 
+    def record_update(self, op: Op, rule: OpShardingRule, update: Callable[[], None]) -> None:
+        """Run `update` (a sharding change outside propagation) as one recorded step if it
+        changes `op`'s projection (`sdy-apply-sharding-constraints`)."""
+        mesh = self._common_mesh(op)
+        if mesh is None:
+            update()
+            return
+        operands, results = list(op.operands), list(op.results)
+
+        def project() -> ShardingProjection:
+            return ShardingProjection.build(
+                [get_sharding(v) for v in operands], [get_sharding(v) for v in results], rule, mesh
+            )
+
+        old = project()
+        update()
+        new = project()
+        if new != old:
+            self.record(op, operands, results, rule, mesh, old, new)
+
+    def _common_mesh(self, op: Op) -> Mesh | None:
+        meshes = self.module.meshes()
+        for value in (*op.operands, *op.results):
+            sharding = get_sharding(value)
+            if sharding is None:
+                continue
+            ref = sharding.mesh_or_ref
+            mesh = ref if isinstance(ref, Mesh) else meshes.get(ref)
+            if isinstance(mesh, Mesh):
+                return mesh
+        return None
+
     # -- one changed step (SourceShardingHandler::operator()) -----------------------------------
 
     def record(self, op, operands, results, rule, mesh, old_p, new_p) -> None:
