@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shardwise.errors import UnsupportedError
 from shardwise.ir import (
     Module,
     Op,
@@ -21,6 +20,7 @@ from shardwise.ir import (
     is_before_in_block,
     replace_uses_if,
 )
+from shardwise.propagation.debug_info import DebugInfoRecorder
 from shardwise.propagation.sharding_access import (
     data_flow_edge_for_target,
     get_sharding,
@@ -70,12 +70,22 @@ def _is_edge_target(value: Value) -> bool:
     return data_flow_edge_for_target(value) is not None
 
 
-def _apply(op: Op, value: Value, sharding: TensorSharding, constraint_after_value) -> None:
+def _apply(
+    op: Op,
+    value: Value,
+    sharding: TensorSharding,
+    constraint_after_value,
+    debug: DebugInfoRecorder | None = None,
+) -> None:
     if not _should_apply(value, sharding):
         return
     if not _is_edge_target(value):
-        get_or_create_sharding_rule(op, conservative=False, set_on_op=True)
-        set_sharding(value, sharding)
+        rule = get_or_create_sharding_rule(op, conservative=False, set_on_op=True)
+        if debug is not None and rule is not None:
+            # Shardy wraps this in a SourceShardingAction: a recorded step when it changes.
+            debug.record_update(op, rule, lambda: set_sharding(value, sharding))
+        else:
+            set_sharding(value, sharding)
         return
     constraint = constraint_after_value()
     value.replace_all_uses_with(constraint.results[0], except_op=constraint)
@@ -110,7 +120,7 @@ def _tail_of_chain(head: Op) -> Op | None:
     return tail
 
 
-def _apply_constraint_op(op: Op) -> None:
+def _apply_constraint_op(op: Op, debug: DebugInfoRecorder | None) -> None:
     tail = _tail_of_chain(op)
     if tail is not None:
 
@@ -131,10 +141,10 @@ def _apply_constraint_op(op: Op) -> None:
 
     sharding = op.get_attr("sharding")
     assert isinstance(sharding, TensorSharding), "the verifier requires a constraint sharding"
-    _apply(op, value, sharding, move_after_input)
+    _apply(op, value, sharding, move_after_input, debug)
 
 
-def _apply_manual_computation(op: Op) -> None:
+def _apply_manual_computation(op: Op, debug: DebugInfoRecorder | None) -> None:
     attr = op.get_attr("in_shardings")
     if not isinstance(attr, TensorShardingPerValue):
         return
@@ -152,7 +162,7 @@ def _apply_manual_computation(op: Op) -> None:
             insert_after_value(constraint, operand)
             return constraint
 
-        _apply(op, operand, sharding, new_constraint)
+        _apply(op, operand, sharding, new_constraint, debug)
 
 
 def apply_sharding_constraints(
@@ -161,16 +171,12 @@ def apply_sharding_constraints(
     debug_propagation_edge_sharding: bool = False,
 ) -> None:
     """Apply every constraint / manual-computation in-sharding (walk in MLIR's post-order)."""
-    if debug_sharding_origins or debug_propagation_edge_sharding:
-        # Shardy then names every constraint and records origins/edges on the module
-        # (prop/debugging/source_sharding.cc); not ported.
-        raise UnsupportedError(
-            "sdy-apply-sharding-constraints: the debug-sharding-origins and "
-            "debug-propagation-edge-sharding options are not supported yet; run without them",
-            module.op.location,
-        )
+    debug = DebugInfoRecorder(module, debug_sharding_origins, debug_propagation_edge_sharding)
+    recorder = debug if debug.enabled else None
     for op in list(module.op.walk_post_order()):
         if op.name == _CONSTRAINT:
-            _apply_constraint_op(op)
+            _apply_constraint_op(op, recorder)
         elif op.name == _MANUAL:
-            _apply_manual_computation(op)
+            _apply_manual_computation(op, recorder)
+    if recorder is not None:
+        recorder.save()
