@@ -135,6 +135,10 @@ def get_sharding(value: Value) -> TensorSharding | None:
 
 def set_sharding(value: Value, sharding: TensorSharding) -> None:
     """Store `sharding` where `get_sharding(value)` reads it (no-op for unshardable values)."""
+    owner = value.owner
+    if type(owner) is Op and owner.name not in _SPECIAL_OWNERS:
+        _replace_sharding_at_index(owner, value.index, sharding)  # as in `get_sharding`
+        return
     v = shardable_value(value)
     if v is None:
         return

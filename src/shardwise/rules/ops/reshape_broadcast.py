@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from shardwise.ir import Op
-from shardwise.rules.builder import NULL_DIM, OpShardingRuleBuilder
+from shardwise.rules.builder import NULL_DIM, OpShardingRuleBuilder, tensor_shape
 from shardwise.rules.ops.common import i64_array_attr, operand_shape, result_shape
 from shardwise.rules.registry import register
 from shardwise.rules.rule import FactorType, OpShardingRule
@@ -27,13 +28,22 @@ def broadcast_in_dim_rule(op: Op, conservative: bool) -> OpShardingRule:
 
     An operand dim of size 1 expanded in place gets its own size-1 factor first.
     """
-    in_shape = operand_shape(op)
-    out_to_in = dict(
-        (out_dim, in_dim)
-        for in_dim, out_dim in enumerate(i64_array_attr(op, "broadcast_dimensions"))
+    return _broadcast_in_dim_rule(
+        tuple(v.type for v in op.operands),
+        tuple(v.type for v in op.results),
+        tuple(i64_array_attr(op, "broadcast_dimensions")),
     )
-    builder = OpShardingRuleBuilder.for_op(op)
-    for out_dim, out_size in enumerate(result_shape(op)):
+
+
+@functools.lru_cache(maxsize=4096)
+def _broadcast_in_dim_rule(
+    operand_types: tuple, result_types: tuple, dims: tuple[int, ...]
+) -> OpShardingRule:
+    """Built once per signature (deep models repeat a few thousand times); rules are frozen."""
+    in_shape = tensor_shape(operand_types[0])
+    out_to_in = dict((out_dim, in_dim) for in_dim, out_dim in enumerate(dims))
+    builder = OpShardingRuleBuilder(list(operand_types), list(result_types))
+    for out_dim, out_size in enumerate(tensor_shape(result_types[0])):
         in_dim = out_to_in.get(out_dim, NULL_DIM)
         if in_dim != NULL_DIM and in_shape[in_dim] == 1 and out_size != 1:
             builder.add_factor((in_dim,), (NULL_DIM,), 1)
