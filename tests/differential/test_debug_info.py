@@ -10,18 +10,24 @@ the reference's, so every ``sdy.sharding_origins`` dict, ``sdy.sharding_origin_n
 from __future__ import annotations
 
 import difflib
+import re
 
 import pytest
 
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass as reference_run_pass
 from shardwise.passes import run_pass
+from shardwise.propagation.options import PropagationOptions
+from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=4, "c"=2]>'
 
 ORIGINS = "debug-sharding-origins=true"
 EDGES = "debug-propagation-edge-sharding=true"
 BOTH = f"{ORIGINS} {EDGES}"
+DEBUG_OPTIONS = PropagationOptions(
+    debug_sharding_origins=True, debug_propagation_edge_sharding=True
+)
 SINK = "sdy-sink-data-flow-edges{sink-debug-sharding-origins=true sink-debug-propagation-edge-sharding=true}"
 
 
@@ -180,6 +186,55 @@ CASES["user_priorities"] = (
     [f"sdy-user-priority-propagate{{{BOTH}}}"],
 )
 
+# sdy-apply-sharding-constraints records its input updates as steps; propagation continues.
+APPLY = f"sdy-apply-sharding-constraints{{{BOTH}}}"
+CONSTRAINTS = m(
+    f"""func.func @main(%arg0: {T} S<[{{"a", ?}}, {{?}}]>S) -> {T} {{
+  %0 = stablehlo.negate %arg0 : {T}
+  %1 = sdy.sharding_constraint %0 <@mesh, [{{}}, {{"b"}}]> : {T}
+  %2 = stablehlo.add %1, %1 : {T}
+  %3 = sdy.sharding_constraint %2 <@mesh, [{{"a", "c"}}, {{"b"}}]> : {T}
+  %4 = stablehlo.abs %3 : {T}
+  return %4 : {T}
+}}"""
+)
+CONSTRAINT_CHAIN = m(
+    f"""func.func @main(%arg0: {T}, %arg1: {T}) -> ({T}, {T}) {{
+  %0 = stablehlo.add %arg0, %arg1 : {T}
+  %1 = sdy.sharding_constraint %0 <@mesh, [{{"b"}}, {{}}]> : {T}
+  %2 = sdy.sharding_constraint %1 <@mesh, [{{"b"}}, {{"a"}}]> : {T}
+  %3 = stablehlo.multiply %0, %arg1 : {T}
+  %4 = stablehlo.negate %2 : {T}
+  return %3, %4 : {T}, {T}
+}}"""
+)
+for _name, _text in (("constraints", CONSTRAINTS), ("constraint_chain", CONSTRAINT_CHAIN)):
+    CASES[f"apply_{_name}"] = (_text, [APPLY])
+    CASES[f"apply_{_name}-origins"] = (_text, [f"sdy-apply-sharding-constraints{{{ORIGINS}}}"])
+    CASES[f"apply_{_name}-then-propagate"] = (_text, [APPLY, f"sdy-aggressive-propagate{{{BOTH}}}"])
+CASES["apply_manual-then-propagate"] = (
+    MANUAL,
+    [*EDGE_PASSES, APPLY, f"sdy-basic-propagate{{{BOTH}}}", SINK],
+)
+# The steps of the propagation pipeline up to propagation, with the debug options.
+PIPELINE_STEPS = [
+    "sdy-import-pipeline",
+    "sdy-flatten-call-graph",
+    "symbol-dce",
+    "sdy-import-func-calls",
+    "symbol-dce",
+    APPLY,
+    "sdy-sharding-group-import",
+    "sdy-pre-order-funcs",
+    f"sdy-user-priority-propagate{{{BOTH} keep-sharding-rules=true}}",
+]
+PIPELINE_MODULES = {
+    "constraints": CONSTRAINTS,
+    "constraint_chain": CONSTRAINT_CHAIN,
+    "manual": MANUAL,
+    "dot_general": MODULES["dot_general"],
+}
+
 
 def _ours(text: str, passes: list[str]) -> str:
     module = load_text(text)
@@ -201,3 +256,23 @@ def test_cases_print_debug_attributes() -> None:
     text, passes = CASES["elementwise_chain-basic-both"]
     want = reference_run_pass(text, passes)
     assert "sdy.sharding_origins" in want and "#sdy.propagation_edges" in want
+
+
+@pytest.mark.parametrize("text", PIPELINE_MODULES.values(), ids=PIPELINE_MODULES.keys())
+def test_import_and_propagate_matches_reference_steps(text: str) -> None:
+    """`import_and_propagate` with both debug options = the reference's passes one by one."""
+    want = reference_run_pass(text, PIPELINE_STEPS)
+    module = load_text(text)
+    import_and_propagate(module, DEBUG_OPTIONS)
+    assert write_text(module) == want
+
+
+@pytest.mark.parametrize("text", PIPELINE_MODULES.values(), ids=PIPELINE_MODULES.keys())
+def test_pipeline_debug_info_is_removed_at_the_end(text: str) -> None:
+    """The pipeline strips the debug dicts (constraint names survive, as reshard attributes);
+    otherwise the result equals the registered pipeline's (which has no debug options)."""
+    want = reference_run_pass(text, ["sdy-propagation-pipeline"])
+    module = load_text(text)
+    propagation_pipeline(module, DEBUG_OPTIONS)
+    got = re.sub(r' \{sdy\.sharding_origin_name = "[a-z_0-9]+"\}', "", write_text(module))
+    assert got == want
