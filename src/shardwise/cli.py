@@ -21,6 +21,7 @@ from pathlib import Path
 from shardwise import __version__, passes
 from shardwise.errors import InputError, InternalError, Location, ShardwiseError
 from shardwise.explain import cli as explain_cli
+from shardwise.explain import report_cli
 from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module, Op
 from shardwise.rules import validate_cli
@@ -231,6 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="why a tensor is (not) sharded, axis by axis")
     explain_cli.build_parser(p)
     p.set_defaults(run=explain_cli.run)
+
+    p = sub.add_parser("report", help="collectives, bytes and time the sharding implies")
+    report_cli.build_parser(p)
+    p.set_defaults(run=report_cli.run)
 
     p = sub.add_parser("validate-rule", help="check a sharding rule numerically with numpy")
     validate_cli.build_parser(p)

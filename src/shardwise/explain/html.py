@@ -1,0 +1,88 @@
+"""A self-contained HTML report: inline CSS and JS, no network.
+
+The op graph is a list of values in program order, each colored by its sharding (one color per
+distinct sharding) and linked to its producer; a click shows the value's explanation. Below
+it: the collectives with their costs and the totals per mesh axis.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from shardwise.explain.report import Report
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
+font-size:13px;text-align:left}.value{cursor:pointer}.value:hover{outline:2px solid #333}
+#detail{white-space:pre-wrap;font-family:monospace;background:#f6f6f6;padding:.5em;
+border:1px solid #ddd;min-height:3em}.swatch{display:inline-block;width:1em;height:1em;
+vertical-align:middle;margin-right:4px;border:1px solid #999}
+"""
+
+_JS = """
+const DATA = JSON.parse(document.getElementById('data').textContent);
+function show(i){document.getElementById('detail').textContent=DATA.values[i].explanation;}
+document.querySelectorAll('.value').forEach(function(row){
+  row.addEventListener('click',function(){show(Number(row.dataset.index));});});
+"""
+
+
+def _color(index: int) -> str:
+    return f"hsl({(index * 67) % 360},70%,80%)"
+
+
+def render_html(report: Report, title: str) -> str:
+    data = report.to_json()
+    colors: dict[str, str] = {}
+    rows = []
+    for i, v in enumerate(data["values"]):
+        key = v["sharding"] or "replicated"
+        color = colors.setdefault(key, _color(len(colors)))
+        rows.append(
+            f'<tr class="value" data-index="{i}" style="background:{color}">'
+            f"<td>{html.escape(v['name'])}</td><td>{html.escape(v['type'])}</td>"
+            f"<td>{html.escape(key)}</td><td>{v['bytes_per_device']}</td>"
+            f"<td>{html.escape(v['op'])}</td></tr>"
+        )
+    coll = [
+        f"<tr><td>{c['kind']}</td><td>{html.escape(', '.join(c['axes']))}</td>"
+        f"<td>{c['bytes_per_device']}</td><td>{c['time_s']:.3g}</td>"
+        f"<td>{html.escape(c['loc'])}</td><td>{html.escape(c['cause'])}</td></tr>"
+        for c in data["collectives"]
+    ]
+    totals = [
+        f"<tr><td>{html.escape(axis)}</td><td>{t['count']}</td><td>{t['bytes_per_device']}</td>"
+        f"<td>{t['time_s']:.3g}</td></tr>"
+        for axis, t in data["totals"].items()
+    ]
+    legend = "".join(
+        f'<div><span class="swatch" style="background:{c}"></span>{html.escape(k)}</div>'
+        for k, c in colors.items()
+    )
+    payload = json.dumps(data).replace("</", "<\\/")
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html><head><meta charset="utf-8">',
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{html.escape(title)}</h1>",
+            '<h2>Values</h2><div id="legend">' + legend + "</div>",
+            '<table id="values"><tr><th>value</th><th>type</th><th>sharding</th>'
+            "<th>bytes/device</th><th>op</th></tr>" + "".join(rows) + "</table>",
+            '<h2>Explanation</h2><div id="detail">click a value</div>',
+            '<h2>Collectives</h2><table id="collectives"><tr><th>kind</th><th>axes</th>'
+            "<th>bytes/device</th><th>time (s)</th><th>loc</th><th>for</th></tr>"
+            + "".join(coll)
+            + "</table>",
+            '<h2>Totals per mesh axis</h2><table id="totals"><tr><th>axis</th><th>count</th>'
+            "<th>bytes/device</th><th>time (s)</th></tr>" + "".join(totals) + "</table>",
+            f'<script type="application/json" id="data">{payload}</script>',
+            f"<script>{_JS}</script>",
+            "</body></html>",
+            "",
+        ]
+    )

@@ -1,0 +1,252 @@
+"""What a sharding costs: the collectives it implies, per-device memory, totals.
+
+`build_report` propagates a module (with provenance), then on a second copy runs
+``sdy-insert-explicit-reshards{enable-full-version=true}`` and ``sdy-reshard-to-collectives``
+and lists the collectives they insert. Each gets bytes per device and an alpha-beta time
+(ring algorithms over the mesh axes it uses; bandwidth and latency per axis):
+
+| kind               | bytes per device (B) | time                              |
+| all_reduce         | local operand        | 2 (n-1)/n B / bw + 2 (n-1) lat     |
+| all_gather         | local result         | (n-1)/n B / bw + (n-1) lat         |
+| reduce_scatter     | local operand        | (n-1)/n B / bw + (n-1) lat         |
+| all_to_all         | local operand        | (n-1)/n B / bw + (n-1) lat         |
+| collective_permute | local operand        | B / bw + lat                      |
+| all_slice          | local result         | 0 (a local slice, no traffic)     |
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+
+from shardwise.explain.run import all_keys, explain_module, key_name
+from shardwise.explain.text import format_explanation, where
+from shardwise.ir import Module, Op, TensorType, Value
+from shardwise.mesh import Mesh
+from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sharding import TensorSharding
+
+__all__ = [
+    "COLLECTIVES",
+    "LinkModel",
+    "Collective",
+    "build_report",
+    "collective_axes",
+    "enumerate_collectives",
+    "local_bytes",
+]
+
+COLLECTIVES = (
+    "all_reduce",
+    "all_gather",
+    "all_slice",
+    "all_to_all",
+    "collective_permute",
+    "reduce_scatter",
+)
+_AXIS = re.compile(r'"([^"]+)"((?::\(\d+\)\d+)?)')
+_ELEMENT_BITS = {"i1": 8, "f64": 64, "i64": 64, "ui64": 64, "bf16": 16, "f16": 16}
+
+
+@dataclass(frozen=True, slots=True)
+class LinkModel:
+    """Bandwidth (bytes/s) and latency (s) per mesh axis, with defaults for the others."""
+
+    bandwidth: float = 100e9
+    latency: float = 5e-6
+    per_axis: tuple[tuple[str, float, float], ...] = ()
+
+    def of(self, axis: str) -> tuple[float, float]:
+        for name, bw, lat in self.per_axis:
+            if name == axis:
+                return bw, lat
+        return self.bandwidth, self.latency
+
+    @staticmethod
+    def from_json(text: str) -> LinkModel:
+        """``{"bandwidth": 1e11, "latency": 5e-6, "axes": {"x": {"bandwidth": .., ..}}}``."""
+        data = json.loads(text)
+        bw, lat = float(data.get("bandwidth", 100e9)), float(data.get("latency", 5e-6))
+        axes = tuple(
+            (name, float(v.get("bandwidth", bw)), float(v.get("latency", lat)))
+            for name, v in data.get("axes", {}).items()
+        )
+        return LinkModel(bw, lat, axes)
+
+
+@dataclass
+class Collective:
+    kind: str
+    axes: list[str]
+    group_size: int
+    bytes_per_device: int
+    time_s: float
+    op: str
+    loc: str
+    source: str = ""
+    cause: str = ""  # the op the collective serves: the reduced producer or the consumer
+
+
+@dataclass
+class Report:
+    collectives: list[Collective] = field(default_factory=list)
+    values: list[dict] = field(default_factory=list)
+    totals: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_line: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "collectives": [asdict(c) for c in self.collectives],
+            "values": self.values,
+            "totals": self.totals,
+            "per_line": self.per_line,
+        }
+
+
+def _element_bytes(element_type: str) -> int:
+    if element_type in _ELEMENT_BITS:
+        return _ELEMENT_BITS[element_type] // 8
+    if element_type.startswith("complex<"):
+        return 2 * _element_bytes(element_type[8:-1])
+    digits = "".join(c for c in element_type if c.isdigit())
+    return max(1, int(digits) // 8) if digits else 4
+
+
+def local_bytes(type_: object, sharding: TensorSharding | None, mesh: Mesh | None) -> int:
+    """Bytes of one device's shard of a tensor (dims rounded up: padding included)."""
+    if not isinstance(type_, TensorType) or not type_.is_static:
+        return 0
+    total = _element_bytes(type_.element_type)
+    for d, n in enumerate(type_.shape):
+        parts = 1
+        if sharding is not None and d < sharding.rank and mesh is not None:
+            parts = sharding.dim_shardings[d].sharded_size(mesh)
+        total *= math.ceil(n / parts)
+    return total
+
+
+def collective_axes(op: Op) -> list[str]:
+    """The mesh axes a collective communicates over (from its attributes)."""
+    if op.name == "sdy.collective_permute":
+        texts = [str(op.get_attr("out_sharding"))]
+    else:
+        texts = [str(v) for k, v in op.properties.items() if k != "out_sharding"]
+    seen: list[str] = []
+    for text in texts:
+        body = text.split("<", 1)[-1] if text.startswith("#sdy.sharding") else text
+        for name, sub in _AXIS.findall(body):
+            if name + sub not in seen:
+                seen.append(name + sub)
+    return seen
+
+
+def _mesh_for(module: Module, sharding: TensorSharding | None) -> Mesh | None:
+    if sharding is None:
+        return None
+    ref = sharding.mesh_or_ref
+    mesh = ref if isinstance(ref, Mesh) else module.meshes().get(ref)
+    return mesh if isinstance(mesh, Mesh) else None
+
+
+def _time(kind: str, axes: list[str], n: int, nbytes: int, link: LinkModel) -> float:
+    if kind == "all_slice" or n <= 1:
+        return 0.0
+    bw = min((link.of(a)[0] for a in axes), default=link.bandwidth)
+    lat = max((link.of(a)[1] for a in axes), default=link.latency)
+    if kind == "all_reduce":
+        return 2 * (n - 1) / n * nbytes / bw + 2 * (n - 1) * lat
+    if kind == "collective_permute":
+        return nbytes / bw + lat
+    return (n - 1) / n * nbytes / bw + (n - 1) * lat
+
+
+def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
+    kind = op.name.removeprefix("sdy.")
+    axes = collective_axes(op)
+    out = get_sharding(op.results[0])
+    mesh = _mesh_for(module, out)
+    sizes = {a.name: a.size for a in mesh.axes} if mesh is not None else {}
+    base = [a.split(":")[0] for a in axes]
+    n = 1
+    for a in axes:
+        m = re.search(r":\((\d+)\)(\d+)", a)
+        n *= int(m.group(2)) if m else sizes.get(a, 1)
+    if kind in ("all_gather", "all_slice"):
+        nbytes = local_bytes(op.results[0].type, out, mesh)
+    else:
+        operand = op.operands[0]
+        nbytes = local_bytes(operand.type, get_sharding(operand), mesh)
+    producer = op.operands[0].defining_op
+    users = op.results[0].users
+    cause = producer if kind == "all_reduce" else (users[0] if users else producer)
+    return Collective(
+        kind,
+        axes,
+        n,
+        nbytes,
+        _time(kind, base, n, nbytes, link),
+        op.name,
+        str(op.location),
+        op.loc_text or "",
+        where(cause),
+    )
+
+
+def enumerate_collectives(text: str, name: str, link: LinkModel) -> list[Collective]:
+    from shardwise.io.mlir import load_text
+    from shardwise.passes import run_pass
+
+    copy = load_text(text, name)
+    run_pass(copy, "sdy-propagation-pipeline")
+    run_pass(copy, "sdy-insert-explicit-reshards{enable-full-version=true}")
+    run_pass(copy, "sdy-reshard-to-collectives")
+    return [
+        _collective(copy, op, link)
+        for op in copy.walk()
+        if op.name.removeprefix("sdy.") in COLLECTIVES and op.name.startswith("sdy.")
+    ]
+
+
+def build_report(text: str, name: str, link: LinkModel | None = None, progress=None) -> Report:
+    """Propagate `text`, enumerate the collectives and per-device memory; explain each value."""
+    from shardwise.io.mlir import load_text
+
+    link = link or LinkModel()
+    report = Report(enumerate_collectives(text, name, link))
+    module = load_text(text, name)
+    ex = explain_module(module)
+    keys = all_keys(module)
+    for i, key in enumerate(keys):
+        if progress is not None:
+            progress(i + 1, len(keys))
+        exp = ex.explain(key)
+        type_ = key.type if isinstance(key, Value) else None
+        mesh = _mesh_for(module, exp.sharding)
+        report.values.append(
+            {
+                "name": key_name(module, key),
+                "type": str(type_) if type_ is not None else "",
+                "sharding": str(exp.sharding) if exp.sharding is not None else None,
+                "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
+                "op": where(key.defining_op) if isinstance(key, Value) else "",
+                "explanation": format_explanation(ex, exp),
+            }
+        )
+    _totals(report)
+    return report
+
+
+def _totals(report: Report) -> None:
+    for c in report.collectives:
+        for axis in c.axes or ["(none)"]:
+            t = report.totals.setdefault(axis, {"count": 0, "bytes_per_device": 0, "time_s": 0.0})
+            t["count"] += 1
+            t["bytes_per_device"] += c.bytes_per_device
+            t["time_s"] += c.time_s
+        line = c.source or c.loc
+        t = report.per_line.setdefault(line, {"count": 0, "bytes_per_device": 0, "time_s": 0.0})
+        t["count"] += 1
+        t["bytes_per_device"] += c.bytes_per_device
+        t["time_s"] += c.time_s

@@ -1,0 +1,62 @@
+"""``shardwise report IN.mlir [--json OUT] [--html OUT.html]``: what the sharding costs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from shardwise.errors import ShardwiseError
+from shardwise.explain.html import render_html
+from shardwise.explain.progress import Progress
+from shardwise.explain.report import LinkModel, build_report
+from shardwise.io.mlir import read_text_file
+
+__all__ = ["build_parser", "run"]
+
+
+def build_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="IN.mlir", help="input file")
+    p.add_argument("--json", metavar="OUT", help="write the report as JSON ('-' = stdout)")
+    p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report")
+    p.add_argument("--link-bandwidth", type=float, default=100e9, help="bytes/s (default 1e11)")
+    p.add_argument("--link-latency", type=float, default=5e-6, help="seconds (default 5e-6)")
+    p.add_argument(
+        "--link-model", metavar="FILE.json", help='per-axis links: {"axes": {"x": {...}}}'
+    )
+    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+
+
+def _link(args: argparse.Namespace) -> LinkModel:
+    if args.link_model:
+        try:
+            return LinkModel.from_json(Path(args.link_model).read_text())
+        except (OSError, ValueError, AttributeError) as e:
+            raise ShardwiseError(f"--link-model {args.link_model}: cannot read it: {e}") from None
+    return LinkModel(args.link_bandwidth, args.link_latency)
+
+
+def run(args: argparse.Namespace) -> int:
+    text = read_text_file(args.input)
+    progress = Progress("explaining values", force=args.progress)
+    report = build_report(text, args.input, _link(args), progress.update)
+    progress.close()
+    data = report.to_json()
+    if args.json == "-":
+        json.dump(data, sys.stdout, indent=1)
+        print()
+    elif args.json:
+        Path(args.json).write_text(json.dumps(data, indent=1))
+    if args.html:
+        Path(args.html).write_text(render_html(report, args.input))
+    if not args.json:
+        print(f"{len(report.collectives)} collectives")
+        for c in report.collectives:
+            print(
+                f"  {c.kind} {{{', '.join(c.axes)}}} {c.bytes_per_device} B/device "
+                f"~{c.time_s:.3g} s at {c.loc} for {c.cause}"
+            )
+        for axis, t in report.totals.items():
+            print(f"axis {axis}: {t['count']} collectives, {t['bytes_per_device']} B/device")
+    return 0

@@ -1,0 +1,138 @@
+"""Report: the collectives equal those Shardy inserts; bytes, totals, JSON, HTML, progress."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from shardwise.explain.html import render_html
+from shardwise.explain.progress import Progress
+from shardwise.explain.report import (
+    COLLECTIVES,
+    LinkModel,
+    build_report,
+    enumerate_collectives,
+    local_bytes,
+)
+from shardwise.io.reference import pipeline_text, run_pass
+from shardwise.ir import TensorType
+from shardwise.sharding import TensorSharding
+from shardwise.syntax import parse_mesh
+
+CORPUS = sorted((Path(__file__).parents[1] / "models" / "data").glob("*.mlir"))
+PASSES = [
+    "sdy-propagation-pipeline",
+    "sdy-insert-explicit-reshards{enable-full-version=true}",
+    "sdy-reshard-to-collectives",
+]
+_OP = re.compile(r"= sdy\.(" + "|".join(COLLECTIVES) + r")\b(.*)$")
+
+
+def test_pipeline_text_composes_the_three_passes() -> None:
+    assert pipeline_text(PASSES) == (
+        "builtin.module(sdy-propagation-pipeline,"
+        "func.func(sdy-insert-explicit-reshards{enable-full-version=true}),"
+        "func.func(sdy-reshard-to-collectives))"
+    )
+
+
+def _reference_collectives(text: str) -> Counter:
+    """(kind, axes) of every collective in Shardy's output, read from the printed ops."""
+    found: Counter = Counter()
+    for line in run_pass(text, PASSES).splitlines():
+        m = _OP.search(line)
+        if m is None:
+            continue
+        kind, rest = m.group(1), m.group(2)
+        if kind == "collective_permute":
+            body = rest.split("out_sharding=<", 1)[1].split(">", 1)[0]
+        else:
+            body = rest.split(" out_sharding=", 1)[0]
+        axes = tuple(dict.fromkeys(re.findall(r'"([^"]+)"(?::\(\d+\)\d+)?', body)))
+        found[kind, axes] += 1
+    return found
+
+
+def _base(axis: str) -> str:
+    return axis.split(":")[0].strip('"')
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_collectives_equal_the_references(path: Path) -> None:
+    text = path.read_text()
+    ours = Counter(
+        (c.kind, tuple(dict.fromkeys(_base(a) for a in c.axes)))
+        for c in enumerate_collectives(text, str(path), LinkModel())
+    )
+    assert ours == _reference_collectives(text)
+
+
+@pytest.mark.parametrize(
+    ("shape", "element", "spec", "expected"),
+    [
+        ((64, 64), "f32", None, 64 * 64 * 4),
+        ((64, 64), "bf16", '[{"y"}, {}]', 16 * 64 * 2),
+        ((6,), "f32", '[{"y"}]', 2 * 4),  # ceil(6/4) = 2 rows with padding
+        ((8, 8), "i8", '[{"x", "y"}, {}]', 8),
+    ],
+    ids=["replicated", "bf16-y", "padded", "two-axes"],
+)
+def test_local_bytes(shape, element, spec, expected) -> None:
+    mesh = parse_mesh('<["x"=2, "y"=4]>')
+    sharding = None if spec is None else TensorSharding.parse(f"#sdy.sharding<@m, {spec}>")
+    assert local_bytes(TensorType(shape, element), sharding, mesh) == expected
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.tags: Counter = Counter()
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.tags[tag] += 1
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for key in ("src", "href"):
+            if attrs.get(key):
+                self.external.append(attrs[key])
+
+
+def test_report_json_and_html_on_the_bundled_example() -> None:
+    path = Path(__file__).parents[1] / "models" / "data" / "mlp_fwd_tp.mlir"
+    report = build_report(path.read_text(), str(path))
+    data = json.loads(json.dumps(report.to_json()))
+    # One all_reduce over "model" after the row-parallel matmul (the reference inserts it).
+    assert [(c["kind"], c["axes"]) for c in data["collectives"]] == [("all_reduce", ["model"])]
+    c = data["collectives"][0]
+    assert c["bytes_per_device"] == 8 * 64 * 4 // 2  # 8x64 f32 sharded on "data"=2
+    assert set(c) >= {"kind", "axes", "bytes_per_device", "op", "loc"}
+    assert data["totals"]["model"]["count"] == 1
+    assert all(v["explanation"] for v in data["values"])
+    page = render_html(report, "mlp")
+    tags = _Tags()
+    tags.feed(page)
+    assert {"values", "detail", "collectives", "totals", "data"} <= tags.ids
+    assert tags.external == []  # self-contained: no network
+    # three header rows, one row per value, one collective, one mesh axis
+    assert tags.tags["tr"] == 3 + len(data["values"]) + 1 + 1
+    embedded = page.split('id="data">', 1)[1].split("</script>", 1)[0]
+    assert len(json.loads(embedded)["values"]) == len(data["values"])
+
+
+@pytest.mark.parametrize(("force", "expect_output"), [(True, True), (False, False)])
+def test_progress_only_when_forced_or_a_terminal(force: bool, expect_output: bool) -> None:
+    stream = io.StringIO()
+    bar = Progress("work", force=force, stream=stream, width=10)
+    for i in range(1, 4):
+        bar.update(i, 3)
+    bar.close()
+    assert ("[##########] 3/3" in stream.getvalue()) == expect_output
