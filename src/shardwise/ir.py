@@ -336,12 +336,22 @@ class Op:
                 stack.append(_nested_ops(op))
 
     def walk_post_order(self) -> Iterator[Op]:
-        """MLIR's default walk order: nested ops before their parent."""
-        for region in self.regions:
-            for block in region.blocks:
-                for op in list(block.ops):
-                    yield from op.walk_post_order()
-        yield self
+        """MLIR's default walk order: nested ops before their parent.
+
+        Each block's op list is copied when the walk enters the block (ops erased or inserted
+        while walking do not disturb it); an explicit stack, as in `walk`.
+        """
+        stack = [(self, _nested_ops_copied(self))]
+        while stack:
+            op, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                yield op
+            elif child.regions:
+                stack.append((child, _nested_ops_copied(child)))
+            else:
+                yield child
 
     @property
     def is_terminator(self) -> bool:
@@ -408,6 +418,13 @@ def _nested_ops(op: Op) -> Iterator[Op]:
     for region in op.regions:
         for block in region.blocks:
             yield from block.ops
+
+
+def _nested_ops_copied(op: Op) -> Iterator[Op]:
+    """`_nested_ops`, each block's list copied when the iteration reaches the block."""
+    for region in op.regions:
+        for block in region.blocks:
+            yield from list(block.ops)
 
 
 class Block:

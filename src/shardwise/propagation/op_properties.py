@@ -85,6 +85,7 @@ def has_no_memory_effect(op: Op) -> bool:
 
 def is_trivially_dead(op: Op) -> bool:
     """No result is used and the op has no side effects (MLIR's `isOpTriviallyDead`)."""
-    if any(r.uses for r in op.results):
-        return False
+    for result in op.results:  # a plain loop: called for every op the driver pops
+        if result.uses:
+            return False
     return has_no_memory_effect(op)
