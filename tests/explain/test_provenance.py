@@ -13,6 +13,7 @@ import pytest
 from shardwise.explain.run import all_keys, explain_module, find_keys
 from shardwise.explain.text import format_explanation
 from shardwise.io.mlir import load_text, write_text
+from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import propagation_pipeline
 
 MESH = 'sdy.mesh @mesh = <["x"=2, "y"=4]>'
@@ -151,12 +152,28 @@ CASES = [
         "blocked factor",
         id="blocked",
     ),
+    # reshape ([i, j])->([ij]) {i=6, j=4}: "y"=4 does not divide factor i (6); only the
+    # sub-axis "y":(1)2 reaches the result.
+    pytest.param(
+        module(
+            "%arg0: tensor<6x4xf32> " + sharded("[{'y'}, {}]"),
+            [
+                "%0 = stablehlo.reshape %arg0 : (tensor<6x4xf32>) -> tensor<24xf32>",
+                "return %0 : tensor<24xf32>",
+            ],
+            "tensor<24xf32>",
+        ),
+        "%0",
+        '"y"',
+        "non-divisible: factor i has size 6",
+        id="non-divisible",
+    ),
 ]
 
 
-def _explain(text: str, name: str):
+def _explain(text: str, name: str, **options):
     mod = load_text(text, "case.mlir")
-    ex = explain_module(mod)
+    ex = explain_module(mod, PropagationOptions(**options))
     (key,) = find_keys(mod, name, None)
     return ex, ex.explain(key)
 
@@ -208,3 +225,33 @@ def test_corpus_every_value_is_explained_and_output_is_unchanged(path: Path) -> 
         axes = set(exp.chains)
         assert all(exp.chains[a] for a in axes), (path.name, exp.name)
         assert format_explanation(ex, exp).startswith(exp.name)
+
+
+RESHAPE_2X16 = module(
+    "%arg0: tensor<2x16xf32>, %arg1: tensor<32xf32> " + sharded("[{'y'}]"),
+    [
+        "%0 = stablehlo.reshape %arg0 : (tensor<2x16xf32>) -> tensor<32xf32>",
+        "%1 = stablehlo.add %0, %arg1 : tensor<32xf32>",
+        "return %1 : tensor<32xf32>",
+    ],
+    "tensor<32xf32>",
+)
+
+
+def test_conservative_mode_does_not_split_axes() -> None:
+    # ([i, j])->([ij]) {i=2, j=16}: "y"=4 must split into "y":(1)2 and "y":(2)2.
+    ex, exp = _explain(RESHAPE_2X16, "main:arg0", conservative_propagation=True)
+    reasons = {b.axis: b.reason for b in exp.blocked}
+    assert reasons['"y":(1)2'].startswith("conservative mode"), format_explanation(ex, exp)
+
+
+def test_sub_axes_chain_back_to_the_whole_axis() -> None:
+    ex, exp = _explain(RESHAPE_2X16, "main:arg0")
+    assert exp.propagated is not None  # the export steps drop it; propagation had it
+    chain = exp.chains['"y":(1)2']
+    assert [o.op.name if o.op is not None else None for o in chain] == [
+        "stablehlo.reshape",
+        "stablehlo.add",
+        None,
+    ], format_explanation(ex, exp)
+    assert ex.observer.origins  # recorded during the real pipeline

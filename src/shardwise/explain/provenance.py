@@ -80,6 +80,7 @@ class Explanation:
     sharding: TensorSharding | None
     chains: dict[str, list[Origin]] = field(default_factory=dict)
     blocked: list[Blocked] = field(default_factory=list)
+    propagated: TensorSharding | None = None  # before the export steps, if it differs
 
 
 def _axis_strs(sharding: TensorSharding | None) -> list[str]:
@@ -148,17 +149,22 @@ class ProvenanceObserver:
                 for axis in (str(a) for a in fs.axis_refs):
                     if axis in known or axis in self._before_proj[i].get(f, []):
                         continue
-                    source = next(
-                        (
-                            step.keys[j]
-                            for j, before in enumerate(self._before_proj)
-                            if j != i and axis in before.get(f, [])
-                        ),
-                        None,
-                    )
+                    source = self._source(step, i, f, axis)
                     known[axis] = Origin(axis, op, factor_symbol(f), source, step.round)
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _source(self, step: _Step, i: int, f: int, axis: str) -> Key | None:
+        """The tensor whose factor `f` had `axis` (or the full axis it is a part of) before."""
+        base = axis.split(":")[0]
+        for exact in (True, False):
+            for j, before in enumerate(self._before_proj):
+                axes = before.get(f, [])
+                if j != i and (
+                    axis in axes if exact else any(a.split(":")[0] == base for a in axes)
+                ):
+                    return step.keys[j]
+        return None
 
     def key(self, value: Value) -> Value:
         return self.aliases.get(value, value)
@@ -218,7 +224,12 @@ def chain(obs: ProvenanceObserver, key: Key, axis: str, limit: int = 50) -> list
     seen: set[int] = set()
     while key is not None and len(out) < limit and id(key) not in seen:
         seen.add(id(key))
-        origin = obs.origins.get(key, {}).get(axis)
+        known = obs.origins.get(key, {})
+        origin = known.get(axis)
+        if origin is None:  # a sub-axis of an axis the source has whole (or the reverse)
+            base = axis.split(":")[0]
+            origin = next((o for a, o in known.items() if a.split(":")[0] == base), None)
+            axis = origin.axis if origin is not None else axis
         if origin is None:
             out.append(Origin(axis, None, source=key, round="set outside a step (sharding group)"))
             break
@@ -228,13 +239,14 @@ def chain(obs: ProvenanceObserver, key: Key, axis: str, limit: int = 50) -> list
 
 
 def explain_value(obs: ProvenanceObserver, module: Module, key: Key, name: str) -> Explanation:
-    sharding = sharding_of_key(module, key)
-    exp = Explanation(key, name, sharding)
+    exported = sharding_of_key(module, key)
+    sharding = obs.final.get(key, exported)  # reasons hold for what propagation left
+    exp = Explanation(key, name, exported)
+    if sharding != exported:
+        exp.propagated = sharding
     for axis in _axis_strs(sharding):
         exp.chains[axis] = chain(obs, key, axis)
-    have = set(_axis_strs(sharding)) | (
-        {str(a) for a in sharding.replicated_axes} if sharding is not None else set()
-    )
+    have = set(_axis_strs(sharding))  # explicitly replicated axes are reported as stopped
     for op_id in obs.steps_of.get(key, []):
         step = obs.steps[op_id]
         exp.blocked.extend(_blocked_at(obs, module, step, key, have))
@@ -266,16 +278,18 @@ def _blocked_at(obs, module, step: _Step, key: Key, have: set[str]) -> list[Bloc
                     out.append(Blocked(axis, step.op, other, "", "different meshes"))
             continue
         for f, fs in tensors[j].factor_index_to_sharding.items():
-            for axis in (str(a) for a in fs.axis_refs):
+            for ref in fs.axis_refs:
+                axis = str(ref)
                 if axis in have or any(b.axis == axis for b in out):
                     continue
-                reason = _reason(obs, step, tensors, me, j, f, axis, shardings[me])
+                reason = _reason(obs, step, tensors, me, j, f, ref, shardings[me])
                 out.append(Blocked(axis, step.op, other, factor_symbol(f), reason))
     return out
 
 
-def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, axis: str, mine) -> str:
+def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, ref, mine) -> str:
     rule = step.rule
+    axis = str(ref)
     kind = rule.factor_type(f)
     sym = factor_symbol(f)
     if rule.is_blocked(f):
@@ -305,12 +319,15 @@ def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, axis: str, mine)
             f"propagated factor {sym} {d.name.lower()} only"
         )
     size = rule.factor_sizes[f]
-    axis_size = _axis_size(step.mesh, axis)
     used = 1
     for a in mine_fs.axis_refs if mine_fs is not None else ():
-        used *= _axis_size(step.mesh, str(a))
-    if axis_size and size % (used * axis_size) != 0:
-        return f"non-divisible: factor {sym} has size {size}, not divisible by {used * axis_size}"
+        used *= a.size(step.mesh)
+    if size % (used * ref.size(step.mesh)) != 0:
+        have_text = f" after {used}" if used > 1 else ""
+        return (
+            f"non-divisible: factor {sym} has size {size}, which {axis} (size "
+            f"{ref.size(step.mesh)}){have_text} does not divide"
+        )
     if obs.conservative:
         return "conservative mode: conservative propagation does not split or extend here"
     for k, t in enumerate(tensors):
@@ -324,16 +341,6 @@ def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, axis: str, mine)
             other = ", ".join(str(a) for a in fs.axis_refs)
             return f"conflict: lost to another tensor's sharding of factor {sym} ([{other}])"
     return f"not propagated: the strategy kept factor {sym} as it is (incompatible prefixes)"
-
-
-def _axis_size(mesh, axis: str) -> int:
-    if ":(" in axis:
-        return int(axis.rsplit(")", 1)[1])
-    name = axis.strip('"')
-    for a in getattr(mesh, "axes", ()):
-        if a.name == name:
-            return a.size
-    return 0
 
 
 def _blocked_no_rule(

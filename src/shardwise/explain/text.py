@@ -46,6 +46,8 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
     lines.append(
         f"  sharding: {exp.sharding if exp.sharding is not None else '(none: replicated)'}"
     )
+    if exp.propagated is not None:
+        lines.append(f"  propagation left (before the export steps): {exp.propagated}")
     if not exp.chains:
         lines.append("  no axis shards this tensor")
     for axis, chain in exp.chains.items():
