@@ -116,7 +116,52 @@ MODULES = {
   return %0#0, %0#1 : tensor<8xf32>, tensor<8xf32>
 }"""
     ),
+    # The private func gets origins from its own argument; only main's results get edges.
+    "two_funcs": m(
+        f"""func.func @main(%arg0: {T} S<[{{"a"}}, {{}}]>S) -> {T} {{
+  %0 = stablehlo.negate %arg0 : {T}
+  return %0 : {T}
+}}
+func.func private @f(%arg0: {T} S<[{{"b"}}, {{}}]>S) -> ({T}, {T}) {{
+  %0 = stablehlo.abs %arg0 : {T}
+  return %0, %0 : {T}, {T}
+}}"""
+    ),
+    # One value returned twice: only one result attribute receives its origins.
+    "returned_twice": m(
+        f"""func.func @main(%arg0: {T} S<[{{"a"}}, {{}}]>S) -> ({T}, {T} S<[{{?}}, {{"c"}}]>S) {{
+  %0 = stablehlo.negate %arg0 : {T}
+  return %0, %0 : {T}, {T}
+}}"""
+    ),
+    # "b"=4 split over the reshape's two factors, recorded merged back as "b".
+    "sub_axes_same_step": m(
+        """func.func @main(%arg0: tensor<16xf32> S<[{"b"}]>S, %arg1: tensor<2x8xf32> S<[{?}, {"a", ?}]>S) -> tensor<2x8xf32> {
+  %0 = stablehlo.reshape %arg0 : (tensor<16xf32>) -> tensor<2x8xf32>
+  %1 = stablehlo.add %0, %arg1 : tensor<2x8xf32>
+  return %1 : tensor<2x8xf32>
+}"""
+    ),
+    "barrier": m(
+        f"""func.func @main(%arg0: {T} S<[{{"a"}}, {{}}]>S) -> ({T} S<[{{?}}, {{"b"}}]>S) {{
+  %0 = sdy.propagation_barrier %arg0 allowed_direction=FORWARD : {T}
+  %1 = stablehlo.negate %0 : {T}
+  return %1 : {T}
+}}"""
+    ),
 }
+
+CALLS = m(
+    f"""func.func @main(%arg0: {T} S<[{{"a"}}, {{}}]>S) -> ({T} S<[{{?}}, {{"b"}}]>S) {{
+  %0 = func.call @f(%arg0) : ({T}) -> {T}
+  %1 = stablehlo.negate %0 : {T}
+  return %1 : {T}
+}}
+func.func private @f(%arg0: {T}) -> {T} {{
+  %0 = stablehlo.abs %arg0 : {T}
+  return %0 : {T}
+}}"""
+)
 
 WHILE = m(
     f"""func.func @main(%arg0: {T} S<[{{"a"}}, {{?}}]>S) -> ({T} S<[{{?}}, {{"b", ?}}]>S) {{
@@ -170,6 +215,12 @@ for _name, _text, _opts in (("while", WHILE, ORIGINS), ("manual", MANUAL, BOTH))
             _text,
             [*EDGE_PASSES, f"{_pass}{{{_opts}}}", SINK],
         )
+for _pass in ("sdy-basic-propagate", "sdy-aggressive-propagate"):
+    CASES[f"func_data_flow_edges-{_pass[4:-10]}"] = (
+        CALLS,
+        ["sdy-add-func-data-flow-edges", f"{_pass}{{{BOTH}}}"],
+    )
+# (Sharding groups are not compared: the reference crashes on them with either option.)
 # Steps continue across passes; the second pass rewrites the edges of ops it changes.
 CASES["two_passes"] = (
     MODULES["constraint_in_chain"],
