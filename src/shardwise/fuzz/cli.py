@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from shardwise.fuzz.runner import PASS_NAMES, CampaignReport, run_campaign
 
@@ -28,6 +29,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--out", metavar="DIR", help="directory for shrunk diverging modules")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1)")
     parser.add_argument("--no-shrink", action="store_true", help="save divergences unshrunk")
+    parser.add_argument(
+        "--progress", action="store_true", help="progress bar on stderr (default: on a terminal)"
+    )
     return parser
 
 
@@ -39,6 +43,23 @@ def _progress(report: CampaignReport) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+def _bar_or_lines(args: argparse.Namespace) -> Callable[[CampaignReport], None]:
+    """A progress bar when stderr is a terminal or with --progress, else one line per batch."""
+    from shardwise.explain.progress import Progress
+
+    bar = Progress("fuzz", force=getattr(args, "progress", False))
+    if not bar.enabled:
+        return _progress
+
+    def draw(report: CampaignReport) -> None:
+        bar.label = f"fuzz: {len(report.divergences)} divergences, {report.crashes} crashes"
+        bar.update(report.modules, args.count)
+        if report.modules >= args.count:
+            bar.close()
+
+    return draw
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         out=args.out,
         shrink=not args.no_shrink,
-        progress=_progress,
+        progress=_bar_or_lines(args),
     )
     print(report.summary())
     return 1 if report.divergences else 0
