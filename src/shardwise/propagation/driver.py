@@ -307,7 +307,7 @@ class PropagationDriver:
             operands,
             results,
             rule,
-            lambda f: self.direction_fn(op, f),
+            self._direction_for(op),
             self.conservative,
         )
 
@@ -380,6 +380,14 @@ class PropagationDriver:
             lambda f: self.direction_fn(edge, f),
             False,
         )
+
+    def _direction_for(self, op: Op) -> Callable[[int], PropagationDirection]:
+        """The direction per factor of one step on `op` (`for_op` if the function has one:
+        work that does not depend on the factor is then done once per step)."""
+        for_op = getattr(self.direction_fn, "for_op", None)
+        if for_op is not None:
+            return for_op(op)
+        return lambda f: self.direction_fn(op, f)
 
     def _value_side(self, values: Sequence[Value]) -> _Tensors:
         values = list(values)

@@ -221,22 +221,50 @@ _OP_SCHEDULE: tuple[Callable[[Op, int], PropagationDirection], ...] = (
 
 
 def _op_based_direction(priority: int, direction_fn: DirectionFn) -> DirectionFn:
-    # Union is commutative and BOTH absorbs it, so the most permissive heuristics go first and
-    # the loop stops at BOTH (the last round is `propagate_any`: one call per factor).
-    schedule = _OP_SCHEDULE[priority::-1]
-    both = PropagationDirection.BOTH
+    return _OpBasedDirection(_OP_SCHEDULE[: priority + 1], direction_fn)
 
-    def direction(op: Op, factor: int) -> PropagationDirection:
-        result = PropagationDirection.NONE
-        for heuristic in schedule:
-            result = _UNION[result][heuristic(op, factor)]
-            if result is both:
+
+# Heuristics of `_OP_SCHEDULE` whose answer depends on the factor (the others only on the op).
+_FACTOR_DEPENDENT = frozenset({_only_pass_through_broadcast_backward})
+
+
+class _OpBasedDirection:
+    """The union of the schedule's heuristics, intersected with `direction_fn`.
+
+    Union is commutative and BOTH absorbs it, so `for_op` evaluates the heuristics that do not
+    depend on the factor once per step (most permissive first, stopping at BOTH) and only the
+    factor-dependent one per factor. The driver uses `for_op` when a direction function has it.
+    """
+
+    def __init__(self, schedule: tuple, direction_fn: DirectionFn) -> None:
+        self.per_op = [h for h in reversed(schedule) if h not in _FACTOR_DEPENDENT]
+        self.per_factor = [h for h in schedule if h in _FACTOR_DEPENDENT]
+        self.direction_fn = direction_fn
+
+    def __call__(self, op: Op, factor: int) -> PropagationDirection:
+        return self.for_op(op)(factor)
+
+    def for_op(self, op: Op) -> Callable[[int], PropagationDirection]:
+        both = PropagationDirection.BOTH
+        base = PropagationDirection.NONE
+        for heuristic in self.per_op:
+            base = _UNION[base][heuristic(op, 0)]
+            if base is both:
                 break
-        if direction_fn is propagate_any:  # intersection with BOTH is the identity
-            return result
-        return _INTERSECTION[result][direction_fn(op, factor)]
+        per_factor = [] if base is both else self.per_factor
+        direction_fn = self.direction_fn
+        if not per_factor and direction_fn is propagate_any:
+            return lambda _factor: base
 
-    return direction
+        def direction(factor: int) -> PropagationDirection:
+            result = base
+            for heuristic in per_factor:
+                result = _UNION[result][heuristic(op, factor)]
+            if direction_fn is propagate_any:  # intersection with BOTH is the identity
+                return result
+            return _INTERSECTION[result][direction_fn(op, factor)]
+
+        return direction
 
 
 # -- user priority ----------------------------------------------------------------------------
