@@ -25,21 +25,14 @@ from tests.differential.explicit_reshards_cases import CASES as BASIC_CASES
 from tests.differential.explicit_reshards_cases import Case
 from tests.differential.explicit_reshards_more_cases import CASES as MORE_CASES
 from tests.differential.explicit_reshards_strategies import single_op_modules
+from tests.differential.pipeline_prefixes import PROPAGATE_PASSES
 
 CASES = BASIC_CASES + MORE_CASES
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
 
 # Shardy's propagation pipeline up to (not including) the partitioner steps of the export.
 PREFIX = [
-    "sdy-import-pipeline",
-    "sdy-flatten-call-graph",
-    "symbol-dce",
-    "sdy-import-func-calls",
-    "symbol-dce",
-    "sdy-apply-sharding-constraints",
-    "sdy-sharding-group-import",
-    "sdy-pre-order-funcs",
-    "sdy-user-priority-propagate{keep-sharding-rules=true}",
+    *PROPAGATE_PASSES,
     "sdy-export-named-computations",
     "sdy-propagate-to-func-results",
     "sdy-unflatten-call-graph",

@@ -19,6 +19,7 @@ from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from tests.differential.export_pass_cases_more import CASES, Case
 from tests.differential.export_strategies import sharded_module
+from tests.differential.pipeline_prefixes import PROPAGATE_PASSES
 
 
 def _options_text(options: dict[str, bool | str]) -> str:
@@ -216,17 +217,7 @@ def test_random_signatures_match_reference(text: str) -> None:
 _MODELS_DIR = Path(__file__).parent.parent / "models" / "data"
 _MODELS = sorted(p.name for p in _MODELS_DIR.glob("*.mlir"))
 # Shardy's propagation pipeline up to and including propagation (default mode).
-_PROPAGATE = [
-    "sdy-import-pipeline",
-    "sdy-flatten-call-graph",
-    "symbol-dce",
-    "sdy-import-func-calls",
-    "symbol-dce",
-    "sdy-apply-sharding-constraints",
-    "sdy-sharding-group-import",
-    "sdy-pre-order-funcs",
-    "sdy-user-priority-propagate{keep-sharding-rules=true}",
-]
+_PROPAGATE = list(PROPAGATE_PASSES)
 
 
 _MODEL_EXPORT_MODES = {

@@ -25,6 +25,7 @@ from shardwise.io.use_lists import our_use_lists, run_pass_with_use_lists
 from shardwise.ir import Module, clone_op
 from tests.differential import import_cases as cases
 from tests.differential.import_strategies import import_modules
+from tests.differential.pipeline_prefixes import IMPORT_HALF_PASSES
 
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
 
@@ -174,18 +175,7 @@ def test_errors_match_reference(spec: str, text: str, message: str):
 # -- random modules -------------------------------------------------------------------------------
 
 # The propagation pipeline's import half (steps 1-3 of propagation_pipeline.cc), in one go.
-IMPORT_HALF = ",".join(
-    [
-        "sdy-import-pipeline",
-        "sdy-flatten-call-graph",
-        "symbol-dce",
-        "sdy-import-func-calls",
-        "symbol-dce",
-        "sdy-apply-sharding-constraints",
-        "sdy-sharding-group-import",
-        "sdy-pre-order-funcs",
-    ]
-)
+IMPORT_HALF = ",".join(IMPORT_HALF_PASSES)
 
 # The same in dedup mode.
 DEDUP_IMPORT_HALF = "sdy-import-pipeline{dedup-functions-fully=true},sdy-add-func-data-flow-edges,sdy-pre-order-funcs"

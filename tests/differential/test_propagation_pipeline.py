@@ -22,22 +22,13 @@ from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
 from tests.differential import import_cases as cases
 from tests.differential.import_strategies import import_modules
+from tests.differential.pipeline_prefixes import PROPAGATE_PASSES, USER_PRIORITY_PROPAGATE
 
 CORPUS = sorted((Path(__file__).parent.parent / "models" / "data").glob("*.mlir"))
 
-_PROPAGATE = "sdy-user-priority-propagate{keep-sharding-rules=true}"
+_PROPAGATE = USER_PRIORITY_PROPAGATE
 PREFIX = {
-    False: [
-        "sdy-import-pipeline",
-        "sdy-flatten-call-graph",
-        "symbol-dce",
-        "sdy-import-func-calls",
-        "symbol-dce",
-        "sdy-apply-sharding-constraints",
-        "sdy-sharding-group-import",
-        "sdy-pre-order-funcs",
-        _PROPAGATE,
-    ],
+    False: list(PROPAGATE_PASSES),
     True: [
         "sdy-import-pipeline{dedup-functions-fully=true}",
         "sdy-add-func-data-flow-edges",
