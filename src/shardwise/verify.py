@@ -53,6 +53,7 @@ from shardwise.sharding import (
 )
 
 __all__ = [
+    "COLLECTIVE_OPS",
     "verify_mesh",
     "verify_tensor_sharding",
     "verify_sharding_per_value",
@@ -66,7 +67,8 @@ __all__ = [
 ManualAxisOwners = Mapping[str, Location]
 
 _MANUAL_COMPUTATION = "sdy.manual_computation"
-_COLLECTIVES = frozenset(
+# Shardy's collective ops (`CollectiveOpInterface`); propagation's sharding access reuses the set.
+COLLECTIVE_OPS = frozenset(
     {
         "sdy.all_gather",
         "sdy.all_slice",
@@ -658,7 +660,7 @@ def _verify_op(op: Op, meshes: Mapping[str, object]) -> None:
             if name in manual:
                 raise _bound_axis_error(name, manual[name], location)
     out_sharding = op.get_attr("out_sharding")
-    if op.name in _COLLECTIVES and isinstance(out_sharding, TensorSharding):
+    if op.name in COLLECTIVE_OPS and isinstance(out_sharding, TensorSharding):
         # Step 2 of `verifyCollectiveOp`; the operand/result relation is not checked here.
         verify_tensor_sharding(out_sharding, result_types[0], meshes, location, manual)
 

@@ -19,6 +19,7 @@ from shardwise.ir import (
 )
 from shardwise.propagation import data_flow
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
+from shardwise.verify import COLLECTIVE_OPS
 
 __all__ = [
     "COLLECTIVE_OPS",
@@ -33,18 +34,6 @@ __all__ = [
     "get_op_shardings",
 ]
 
-COLLECTIVE_OPS = frozenset(
-    {
-        "sdy.all_gather",
-        "sdy.all_slice",
-        "sdy.all_to_all",
-        "sdy.collective_permute",
-        "sdy.all_reduce",
-        "sdy.reduce_scatter",
-        "sdy.sharded_to_unreduced",
-        "sdy.replicated_to_unreduced",
-    }
-)
 _SHARDING_PROPERTY_OPS = frozenset({"sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"})
 # Ops whose results do not simply keep their shardings in the op's ``sdy.sharding`` list.
 _SPECIAL_OWNERS = (
