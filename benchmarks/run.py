@@ -17,7 +17,8 @@ The `same` column says whether shardwise's output text equals the reference's.
 
 Memory: after the timed runs, one more (untimed) shardwise run under `tracemalloc` gives the
 peak of Python allocations during the command (`sw peak MiB`; the C++ MLIR objects of
-loading are not counted). `--no-memory` skips it. The last line compares the deepest and the
+loading are not counted); the process's peak RSS (everything: jax, both sides) is printed
+at the end. `--no-memory` skips the extra run. A scaling line compares the deepest and the
 shallowest file: time ratio against depth ratio (linear scaling = equal ratios).
 """
 
@@ -27,6 +28,7 @@ import argparse
 import contextlib
 import io
 import re
+import resource
 import statistics
 import sys
 import tempfile
@@ -170,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(bench_file(path, args.reps, with_sw, not args.no_memory))
         print_row(rows[-1])
     print_scaling(rows)
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"process peak RSS: {peak_rss:.0f} MiB (jax, the reference and shardwise together)")
     return 0
 
 
