@@ -202,6 +202,8 @@ def test_the_chain_goes_back_to_the_annotation() -> None:
         "stablehlo.negate",
         None,
     ]
+    # The first run (user-priority round 0, op-priority round 0: elementwise ops forward) moves it.
+    assert chain[0].round == "aggressive strategy, user-priority round 0, op-priority round 0"
     text_out = format_explanation(ex, exp)
     assert "user annotation/constraint on main:arg0" in text_out
     assert "case.mlir:5:" in text_out  # the abs op's location

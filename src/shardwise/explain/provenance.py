@@ -90,9 +90,12 @@ def _axis_strs(sharding: TensorSharding | None) -> list[str]:
 class ProvenanceObserver:
     """Records, per tensor and axis, the step that added the axis (never changes anything)."""
 
-    def __init__(self, conservative: bool = False, runs_per_user_round: int = 4) -> None:
+    def __init__(
+        self, conservative: bool = False, op_priority_rounds: int = 4, strategies: int = 1
+    ) -> None:
         self.conservative = conservative
-        self.runs_per_user_round = runs_per_user_round
+        self.op_priority_rounds = op_priority_rounds
+        self.strategies = strategies
         self.origins: dict[Key, dict[str, Origin]] = {}
         self.steps: dict[object, _Step] = {}  # id(op) -> its last step
         self.steps_of: dict[Key, list[object]] = {}
@@ -111,8 +114,12 @@ class ProvenanceObserver:
             self._started = True
         run = self._drivers.setdefault(id(driver), len(self._drivers))
         strategy = type(driver.strategy).__name__.replace("FactorPropagation", "").lower()
-        user_round, op_round = divmod(run, self.runs_per_user_round)
-        label = f"{strategy} strategy, user-priority round {user_round}, run {op_round}"
+        # The pipeline's nesting: user-priority rounds > op-priority rounds > strategies.
+        user_round, rest = divmod(run, self.op_priority_rounds * self.strategies)
+        op_round = rest // self.strategies
+        label = (
+            f"{strategy} strategy, user-priority round {user_round}, op-priority round {op_round}"
+        )
         keys = [self.key(v) for v in operand_values]
         keys += self._result_keys(op, list(result_values))
         step = _Step(

@@ -34,7 +34,7 @@ def explain_module(module: Module, options: PropagationOptions | None = None) ->
     options = options or PropagationOptions()
     strategies = 2 if options.propagation_strategy == "basic-then-aggressive" else 1
     rounds = 4 if options.run_op_priority_propagation else 1
-    observer = ProvenanceObserver(options.conservative_propagation, strategies * rounds)
+    observer = ProvenanceObserver(options.conservative_propagation, rounds, strategies)
     observer.record_annotations(module)
     import_and_propagate(module, options, observer)
     # Reasons are read from the shardings propagation left (export closes every dim).
