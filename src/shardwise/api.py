@@ -222,7 +222,7 @@ def from_jax(
         jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=named(s))
         for a, s in zip(example_args, specs, strict=True)
     ]
-    jit_kwargs = {}
+    jit_kwargs: dict[str, Any] = {}
     if out_shardings is not None:
         jit_kwargs["out_shardings"] = (
             tuple(named(s) for s in out_shardings)

@@ -191,8 +191,8 @@ def rule_from_spec(
             else:
                 for name in dim:
                     table.add(name, spec.factor_sizes.get(name))
-    for name, size in table.size.items():
-        if size is None:
+    for name, known in table.size.items():
+        if known is None:
             raise RuleError(f"factor '{name}' only appears in compound dims: give its size")
     mappings = [_mapping(dims, shape, table) for dims, shape in zip(expanded, shapes, strict=True)]
     n = len(spec.operands)
@@ -241,8 +241,8 @@ def _check_batch_ranks(expanded: list[tuple[DimSpec, ...]]) -> None:
                 raise RuleError(f"'{group}' stands for {ranks[group]} and {count} dims")
 
 
-def _mapping(dims, shape, table: _FactorTable):
-    result = []
+def _mapping(dims, shape, table: _FactorTable) -> tuple[tuple[int, ...], ...]:
+    result: list[tuple[int, ...]] = []
     for dim, size in zip(dims, shape, strict=True):
         if isinstance(dim, str):
             result.append((table.index[dim],))
@@ -262,6 +262,8 @@ def _mapping(dims, shape, table: _FactorTable):
 
 RuleBuilderFn = Callable[..., Any]
 _USER_RULES: dict[str, Callable[[Op], OpShardingRule]] = {}
+# A user rule function: (op, builder) -> OpShardingRule, or a rule string.
+UserRuleFn = Callable[[Op, Any], Any]
 
 
 def _key(op: Op) -> str:
@@ -271,7 +273,7 @@ def _key(op: Op) -> str:
     return op.name
 
 
-def register_rule(target: str, spec: str | Callable[[Op], Any], **kwargs: Any) -> None:
+def register_rule(target: str, spec: str | UserRuleFn, **kwargs: Any) -> None:
     """Use `spec` (a rule string or a function of the op) for custom calls to `target`.
 
     `target` is a ``call_target_name`` or any op name (``"mydialect.op"``). Keyword arguments
