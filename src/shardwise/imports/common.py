@@ -1,12 +1,12 @@
-"""Helpers shared by the import passes: the sharding walker and the call graph.
+"""Helpers shared by the import passes: the call graph and func shardings.
 
-Shardy's `transformShardings` (common/sharding_walker.cc) and `walkCalls`/`iterateFuncs`
-(ir/utils.cc, over MLIR's `CallGraph`).
+Shardy's `walkCalls`/`iterateFuncs` (ir/utils.cc, over MLIR's `CallGraph`); the sharding walker
+(`transformShardings`) is `shardwise.propagation.sharding_walker`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from shardwise.ir import (
     SHARDING_ATTR,
@@ -15,7 +15,6 @@ from shardwise.ir import (
     TensorType,
     Type,
     Value,
-    func_arg_attrs,
     func_result_attrs,
     func_result_types,
     parse_type,
@@ -24,14 +23,10 @@ from shardwise.ir import (
     symbol_ref_name,
 )
 from shardwise.mesh import Mesh
-from shardwise.propagation import data_flow
-from shardwise.propagation.sharding_access import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = [
     "ORIGINAL_FUNC_NAME_ATTR",
-    "transform_shardings",
-    "walk_shardings",
     "funcs_in_call_graph_order",
     "calls_in_call_graph_order",
     "callee_name",
@@ -43,85 +38,6 @@ __all__ = [
 ]
 
 ORIGINAL_FUNC_NAME_ATTR = "sdy.original_func_name"
-
-TransformFn = Callable[[TensorSharding], TensorSharding]
-
-
-# -- sharding walker ----------------------------------------------------------------------------
-
-
-def _per_value(op: Op, key: str) -> tuple[TensorSharding, ...]:
-    attr = op.properties.get(key, op.attributes.get(key))
-    return attr.shardings if isinstance(attr, TensorShardingPerValue) else ()
-
-
-def _set_per_value(op: Op, key: str, shardings: list[TensorSharding]) -> None:
-    holder = op.attributes if key == SHARDING_ATTR or key in op.attributes else op.properties
-    holder[key] = TensorShardingPerValue(tuple(shardings))
-
-
-def _transform_list(op: Op, key: str, fn: TransformFn) -> None:
-    shardings = _per_value(op, key)
-    if not shardings:
-        return
-    new = [fn(s) for s in shardings]
-    if new != list(shardings):
-        _set_per_value(op, key, new)
-
-
-def _transform_dict(attrs: dict | None, fn: TransformFn) -> None:
-    if attrs is None:
-        return
-    sharding = attrs.get(SHARDING_ATTR)
-    if isinstance(sharding, TensorSharding):
-        new = fn(sharding)
-        if new != sharding:
-            attrs[SHARDING_ATTR] = new
-
-
-def _transform_func(func: Op, fn: TransformFn) -> None:
-    num_args = len(func.regions[0].entry.args) if func.regions[0].blocks else 0
-    for i in range(num_args):
-        _transform_dict(func_arg_attrs(func, i), fn)
-    for i in range(len(func_result_types(func))):
-        _transform_dict(func_result_attrs(func, i), fn)
-
-
-def _transform_op(op: Op, fn: TransformFn) -> None:
-    if op.name == "func.func":
-        _transform_func(op, fn)
-    elif op.name in ("sdy.manual_computation", "sdy.named_computation"):
-        _transform_list(op, "in_shardings", fn)
-        _transform_list(op, "out_shardings", fn)
-    elif data_flow.is_data_flow_op(op) or len(op.results) != 1:
-        _transform_list(op, SHARDING_ATTR, fn)
-    else:
-        sharding = get_sharding(op.results[0])
-        if sharding is not None:
-            new = fn(sharding)
-            if new != sharding:
-                set_sharding(op.results[0], new)
-
-
-def transform_shardings(module: Module, fn: TransformFn) -> None:
-    """Replace every sharding in the module by `fn(sharding)`, in pre-order (`transformShardings`)."""
-    for op in list(module.walk()):
-        _transform_op(op, fn)
-
-
-def walk_shardings(module: Module) -> Iterator[TensorSharding]:
-    """Every sharding in the module, in `transformShardings` order."""
-    found: list[TensorSharding] = []
-
-    def collect(sharding: TensorSharding) -> TensorSharding:
-        found.append(sharding)
-        return sharding
-
-    for op in module.walk():
-        _transform_op(op, collect)
-        yield from found
-        found.clear()
-
 
 # -- call graph ----------------------------------------------------------------------------------
 

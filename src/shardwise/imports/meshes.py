@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from shardwise.imports.common import mesh_of, transform_shardings
+from shardwise.imports.common import mesh_of
 from shardwise.ir import (
     Module,
     Op,
@@ -19,6 +19,7 @@ from shardwise.ir import (
     symbol_ref_name,
 )
 from shardwise.mesh import Mesh
+from shardwise.propagation.sharding_walker import transform_shardings
 from shardwise.sharding import DimensionSharding, TensorSharding
 
 __all__ = ["lift_inlined_meshes", "remove_size_one_axes"]
@@ -98,7 +99,7 @@ def lift_inlined_meshes(module: Module) -> None:
                 new_name = by_mesh[key] = table.insert(op)
         return sharding if new_name is None else replace(sharding, mesh_or_ref=new_name)
 
-    transform_shardings(module, lift)
+    transform_shardings(module.op, lift)
     _rename_replica_group_meshes(module, by_ref)
     for op in module.top_level_ops("sdy.mesh"):
         mesh = op.get_attr("mesh")
@@ -156,4 +157,4 @@ def remove_size_one_axes(module: Module) -> None:
         assert mesh is not None, f"unknown mesh {sharding.mesh_or_ref}"
         return _without_size_one_axes(sharding, mesh)
 
-    transform_shardings(module, transform)
+    transform_shardings(module.op, transform)

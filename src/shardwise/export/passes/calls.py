@@ -15,7 +15,6 @@ from shardwise.export.passes.func_utils import (
     func_arg_shardings,
     func_result_shardings,
 )
-from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -29,6 +28,7 @@ from shardwise.propagation.sharding_access import (
     get_sharding,
     set_func_result_sharding,
 )
+from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import TensorSharding
 
 __all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from shardwise.export.passes.sharding_walker import transform_shardings
 from shardwise.ir import (
     SHARDING_RULE_ATTR,
     Module,
@@ -17,6 +16,7 @@ from shardwise.ir import (
     func_result_types,
 )
 from shardwise.mesh import Mesh
+from shardwise.propagation.sharding_walker import transform_shardings
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 

@@ -12,7 +12,6 @@ import math
 
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.errors import PropagationError
-from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
 from shardwise.export.passes.sink import set_block_arg_owner_shardings
 from shardwise.ir import (
     SHARDING_ATTR,
@@ -30,6 +29,7 @@ from shardwise.propagation.sharding_access import (
     set_func_result_sharding,
     set_sharding,
 )
+from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import DimensionSharding, TensorSharding
 
 __all__ = [

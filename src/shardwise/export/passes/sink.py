@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-from shardwise.export.passes.sharding_walker import get_per_value, set_per_value
 from shardwise.ir import SHARDING_ATTR, ArrayAttr, DictAttr, Op, RawAttr, Value
 from shardwise.propagation import data_flow
 from shardwise.propagation.sharding_access import (
@@ -14,6 +13,7 @@ from shardwise.propagation.sharding_access import (
     get_sharding,
     set_sharding,
 )
+from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import TensorSharding
 
 __all__ = [

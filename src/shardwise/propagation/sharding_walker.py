@@ -1,5 +1,7 @@
 """Visit every sharding under an op and optionally replace it (Shardy's `transformShardings`).
 
+One walker for the import and the export passes (both sit above propagation).
+
 Port of ``transforms/common/sharding_walker.cc``: a pre-order walk; per op kind:
 
 | op                           | shardings visited                                   |
@@ -13,10 +15,11 @@ Port of ``transforms/common/sharding_walker.cc``: a pre-order walk; per op kind:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from shardwise.ir import (
     SHARDING_ATTR,
+    Module,
     Op,
     func_arg_attrs,
     func_result_attrs,
@@ -26,7 +29,7 @@ from shardwise.propagation import data_flow
 from shardwise.propagation.sharding_access import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
-__all__ = ["transform_shardings", "get_per_value", "set_per_value"]
+__all__ = ["transform_shardings", "walk_shardings", "get_per_value", "set_per_value"]
 
 TransformFn = Callable[[TensorSharding], TensorSharding]
 
@@ -47,8 +50,13 @@ def set_per_value(op: Op, key: str, shardings: list[TensorSharding]) -> None:
 
 def _transform_list(op: Op, key: str, fn: TransformFn) -> None:
     shardings = get_per_value(op, key)
-    if shardings:
-        set_per_value(op, key, [fn(s) for s in shardings])
+    if not shardings:
+        return
+    # Loaded modules hold `in/out_shardings` as properties (MLIR prints them in `<{...}>`), so
+    # writing an unchanged list back would be a no-op; skipping it keeps `walk_shardings` read-only.
+    new = [fn(s) for s in shardings]
+    if new != shardings:
+        set_per_value(op, key, new)
 
 
 def _transform_dict(attrs: dict | None, fn: TransformFn) -> None:
@@ -86,3 +94,17 @@ def transform_shardings(root: Op, fn: TransformFn) -> None:
     """Replace every sharding under `root` (inclusive) by `fn(sharding)`, in pre-order."""
     for op in list(root.walk()):
         _transform_op(op, fn)
+
+
+def walk_shardings(module: Module) -> Iterator[TensorSharding]:
+    """Every sharding in the module, in `transformShardings` order."""
+    found: list[TensorSharding] = []
+
+    def collect(sharding: TensorSharding) -> TensorSharding:
+        found.append(sharding)
+        return sharding
+
+    for op in module.walk():
+        _transform_op(op, collect)
+        yield from found
+        found.clear()
