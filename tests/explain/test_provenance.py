@@ -105,7 +105,7 @@ CASES = [
         ),
         "%0",
         None,
-        "conflict: lost to another tensor's sharding of factor i",
+        "conflict: another tensor shards factor i with",
         id="conflict",
     ),
     pytest.param(
@@ -151,6 +151,23 @@ CASES = [
         '"y"',
         "blocked factor",
         id="blocked",
+    ),
+    # add: "x" (priority 0) reaches the result in user-priority round 0; "y" (priority 1) comes
+    # later and cannot extend it.
+    pytest.param(
+        module(
+            "%arg0: tensor<8xf32> "
+            + sharded("[{'x', ?}p0]")
+            + ", %arg1: tensor<8xf32> "
+            + sharded("[{'y', ?}p1]"),
+            ["%0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>", "return %0 : tensor<8xf32>"],
+            T8,
+        ),
+        "%0",
+        '"y"',
+        'conflict: factor i here already has ["x"] since stablehlo.add in aggressive strategy, '
+        "user-priority round 0",
+        id="priority-won",
     ),
     # reshape ([i, j])->([ij]) {i=6, j=4}: "y"=4 does not divide factor i (6); only the
     # sub-axis "y":(1)2 reaches the result.

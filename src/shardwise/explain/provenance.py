@@ -337,6 +337,17 @@ def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, ref, mine) -> st
         )
     if obs.conservative:
         return "conservative mode: conservative propagation does not split or extend here"
+    if mine_fs is not None and mine_fs.axis_refs:
+        first = str(mine_fs.axis_refs[0])
+        won = obs.origins.get(step.keys[me], {}).get(first)
+        when = ""
+        if won is not None:
+            when = f" since {won.op.name} in {won.round}" if won.op is not None else " (annotated)"
+        here = ", ".join(str(a) for a in mine_fs.axis_refs)
+        return (
+            f"conflict: factor {sym} here already has [{here}]{when}, which {axis} does not "
+            "extend (the earlier priority or round won)"
+        )
     for k, t in enumerate(tensors):
         fs = t.get(f)
         if (
@@ -346,7 +357,10 @@ def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, ref, mine) -> st
             and axis not in {str(a) for a in fs.axis_refs}
         ):
             other = ", ".join(str(a) for a in fs.axis_refs)
-            return f"conflict: lost to another tensor's sharding of factor {sym} ([{other}])"
+            return (
+                f"conflict: another tensor shards factor {sym} with [{other}], incompatible "
+                f"with {axis}"
+            )
     return f"not propagated: the strategy kept factor {sym} as it is (incompatible prefixes)"
 
 
