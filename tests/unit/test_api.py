@@ -89,3 +89,13 @@ def test_tutorial_runs_and_prints_the_documented_results(capsys, monkeypatch):
         'with a rule: #sdy.sharding<@mesh, [{"data", ?}, {"model", ?}]>',
         "rule written back: True",
     ]
+
+
+def test_readme_python_example_runs(tmp_path, capsys, monkeypatch):
+    import re
+
+    code = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == '#sdy.sharding<@mesh, [{"data"}, {}]>'
+    assert "sdy.sharding" in (tmp_path / "mlp.sharded.mlir").read_text()
