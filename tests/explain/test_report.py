@@ -124,6 +124,11 @@ def test_report_json_and_html_on_the_bundled_example() -> None:
     assert tags.external == []  # self-contained: no network
     # three header rows, one row per value, one collective, one mesh axis
     assert tags.tags["tr"] == 3 + len(data["values"]) + 1 + 1
+    # The op graph: a box per value, an arc per operand edge between two listed values.
+    names = {v["name"] for v in data["values"]}
+    edges = sum(1 for v in data["values"] for o in v["operands"] if o in names and o != v["name"])
+    assert (tags.tags["rect"], tags.tags["path"]) == (len(data["values"]), edges)
+    assert edges > 0
     embedded = page.split('id="data">', 1)[1].split("</script>", 1)[0]
     assert len(json.loads(embedded)["values"]) == len(data["values"])
 

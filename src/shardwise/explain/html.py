@@ -1,8 +1,9 @@
 """A self-contained HTML report: inline CSS and JS, no network.
 
-The op graph is a list of values in program order, each colored by its sharding (one color per
-distinct sharding) and linked to its producer; a click shows the value's explanation. Below
-it: the collectives with their costs and the totals per mesh axis.
+The op graph is an arc diagram: one box per value in program order, colored by its sharding
+(one color per distinct sharding), an arc from each operand to the value computed from it; a
+click on a box or a table row shows the value's explanation. Below: the values, the
+collectives with their costs and the totals per mesh axis.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
 font-size:13px;text-align:left}.value{cursor:pointer}.value:hover{outline:2px solid #333}
-#detail{white-space:pre-wrap;font-family:monospace;background:#f6f6f6;padding:.5em;
+#detail{position:sticky;top:0;white-space:pre-wrap;font-family:monospace;background:#f6f6f6;padding:.5em;
 border:1px solid #ddd;min-height:3em}.swatch{display:inline-block;width:1em;height:1em;
 vertical-align:middle;margin-right:4px;border:1px solid #999}
 """
@@ -26,9 +27,42 @@ vertical-align:middle;margin-right:4px;border:1px solid #999}
 _JS = """
 const DATA = JSON.parse(document.getElementById('data').textContent);
 function show(i){document.getElementById('detail').textContent=DATA.values[i].explanation;}
-document.querySelectorAll('.value').forEach(function(row){
-  row.addEventListener('click',function(){show(Number(row.dataset.index));});});
+document.querySelectorAll('.value').forEach(function(el){
+  el.addEventListener('click',function(){show(Number(el.dataset.index));});});
 """
+
+_ROW = 16
+
+
+def _graph(values: list[dict], colors: dict[str, str]) -> str:
+    """An arc diagram of the values: boxes top to bottom, arcs operand -> value on the left."""
+    index = {v["name"]: i for i, v in enumerate(values)}
+    arcs = []
+    for i, v in enumerate(values):
+        for name in v.get("operands", []):
+            j = index.get(name)
+            if j is None or j == i:
+                continue
+            y1, y2 = j * _ROW + 8, i * _ROW + 8
+            bend = 150 - min(140, abs(i - j) * 3)
+            arcs.append(
+                f'<path d="M150 {y1} C{bend} {y1} {bend} {y2} 150 {y2}" fill="none" '
+                'stroke="#999" stroke-width="0.8"/>'
+            )
+    boxes = [
+        f'<g class="value" data-index="{i}"><rect x="150" y="{i * _ROW + 1}" width="260" '
+        f'height="{_ROW - 2}" fill="{colors[v["sharding"] or "replicated"]}"/>'
+        f'<text x="154" y="{i * _ROW + 12}" font-size="11">'
+        f"{html.escape(v['name'])} {html.escape(v['op'].split(' at ')[0])}</text></g>"
+        for i, v in enumerate(values)
+    ]
+    height = max(1, len(values)) * _ROW
+    return (
+        f'<svg id="graph" width="420" height="{height}" xmlns="http://www.w3.org/2000/svg">'
+        + "".join(arcs)
+        + "".join(boxes)
+        + "</svg>"
+    )
 
 
 def _color(index: int) -> str:
@@ -70,10 +104,13 @@ def render_html(report: Report, title: str) -> str:
             '<html><head><meta charset="utf-8">',
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{html.escape(title)}</h1>",
-            '<h2>Values</h2><div id="legend">' + legend + "</div>",
+            '<h2>Op graph</h2><div id="legend">' + legend + "</div>",
+            '<div style="display:flex;gap:1em"><div>' + _graph(data["values"], colors) + "</div>",
+            '<div style="flex:1"><h2>Explanation</h2><div id="detail">click a value</div>'
+            "</div></div>",
+            "<h2>Values</h2>",
             '<table id="values"><tr><th>value</th><th>type</th><th>sharding</th>'
             "<th>bytes/device</th><th>op</th></tr>" + "".join(rows) + "</table>",
-            '<h2>Explanation</h2><div id="detail">click a value</div>',
             '<h2>Collectives</h2><table id="collectives"><tr><th>kind</th><th>axes</th>'
             "<th>bytes/device</th><th>time (s)</th><th>loc</th><th>for</th></tr>"
             + "".join(coll)

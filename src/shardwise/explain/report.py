@@ -231,11 +231,25 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
                 "sharding": str(exp.sharding) if exp.sharding is not None else None,
                 "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
                 "op": where(key.defining_op) if isinstance(key, Value) else "",
+                "operands": _operand_names(module, key),
                 "explanation": format_explanation(ex, exp),
             }
         )
     _totals(report)
     return report
+
+
+def _operand_names(module: Module, key) -> list[str]:
+    """The tensors the value is computed from (for the op graph); a func result: its value."""
+    if isinstance(key, str):
+        name, _, index = key.partition(":result")
+        for func in module.funcs:
+            if str(func.get_attr("sym_name")).strip('"').lstrip("@") == name:
+                term = func.regions[0].entry.terminator
+                return [key_name(module, term.operands[int(index)])]
+        return []
+    op = key.defining_op
+    return [] if op is None else [key_name(module, v) for v in op.operands]
 
 
 def _totals(report: Report) -> None:
