@@ -16,6 +16,7 @@ import pytest
 
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass as reference_run_pass
+from shardwise.ir import func_result_attrs, func_result_types
 from shardwise.passes import run_pass
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
@@ -327,3 +328,43 @@ def test_pipeline_debug_info_is_removed_at_the_end(text: str) -> None:
     propagation_pipeline(module, DEBUG_OPTIONS)
     got = re.sub(r' \{sdy\.sharding_origin_name = "[a-z_0-9]+"\}', "", write_text(module))
     assert got == want
+
+
+def _reference_unverified(text: str, passes: list[str]) -> str:
+    """The reference's output with its verifier off (it rejects its own while-loop edges)."""
+    from jax._src.lib.mlir import ir, passmanager
+
+    from shardwise.io.reference import _context, pipeline_text
+
+    with _context():
+        module = ir.Module.parse(text)
+        manager = passmanager.PassManager.parse(pipeline_text(passes))
+        manager.enable_verifier(False)
+        manager.run(module.operation)
+        return module.operation.get_asm(assume_verified=True)
+
+
+def _our_edge_attrs(text: str, passes: list[str]) -> list[str]:
+    module = load_text(text)
+    for spec in passes:
+        run_pass(module, spec)
+    found = [str(op.attributes[EDGES]) for op in module.walk() if EDGES in op.attributes]
+    for func in module.funcs:
+        for i in range(len(func_result_types(func))):
+            attrs = func_result_attrs(func, i) or {}
+            if EDGES in attrs:
+                found.append(str(attrs[EDGES]))
+    return sorted(found)
+
+
+EDGES_ATTR_RE = re.compile(r"#sdy\.propagation_edges<\[.*?\]>(?=[,}])")
+EDGES = "sdy.propagation_edges"
+
+
+@pytest.mark.parametrize("pass_name", ["sdy-basic-propagate", "sdy-op-priority-propagate"])
+def test_while_loop_edges_match_unverified_reference(pass_name: str) -> None:
+    """Every ``#sdy.propagation_edges`` (incl. the yield as operand-1 of the while's edge op)."""
+    passes = [*EDGE_PASSES, f"{pass_name}{{{BOTH}}}"]
+    want = sorted(EDGES_ATTR_RE.findall(_reference_unverified(WHILE, passes)))
+    assert want, "the reference recorded no edges"
+    assert _our_edge_attrs(WHILE, passes) == want
