@@ -194,6 +194,24 @@ MANUAL = m(
 }}"""
 )
 
+# Manual computations are numbered in post-order: the inner one is mc_0.
+NESTED_MANUAL = m(
+    """func.func @main(%arg0: tensor<8x16xf32> S<[{"a", ?}, {?}]>S) -> tensor<8x16xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a", ?}, {?}]>] out_shardings=[<@mesh, [{"a", ?}, {?}]>] manual_axes={"a"} (%arg1: tensor<4x16xf32>) {
+    %1 = sdy.manual_computation(%arg1) in_shardings=[<@mesh, [{?}, {"c", ?}]>] out_shardings=[<@mesh, [{?}, {"c", ?}]>] manual_axes={"c"} (%arg2: tensor<4x8xf32>) {
+      %2 = stablehlo.negate %arg2 : tensor<4x8xf32>
+      sdy.return %2 : tensor<4x8xf32>
+    } : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    sdy.return %1 : tensor<4x16xf32>
+  } : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %3 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{?}, {"b", ?}]>] out_shardings=[<@mesh, [{?}, {"b", ?}]>] manual_axes={"b"} (%arg3: tensor<8x4xf32>) {
+    %4 = stablehlo.abs %arg3 : tensor<8x4xf32>
+    sdy.return %4 : tensor<8x4xf32>
+  } : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %3 : tensor<8x16xf32>
+}"""
+)
+
 EDGE_PASSES = ["sdy-add-data-flow-edges"]
 
 CASES: dict[str, tuple[str, list[str]]] = {}
@@ -209,7 +227,11 @@ for _pass in ("sdy-op-priority-propagate", "sdy-user-priority-propagate"):
     CASES[f"dot_general-{_pass[4:-10]}"] = (MODULES["dot_general"], [f"{_pass}{{{BOTH}}}"])
 # While edges are compared for origins only: Shardy records the yield as source operand-1 on
 # the one-operand sdy.data_flow_edge, and its verifier then rejects its own output.
-for _name, _text, _opts in (("while", WHILE, ORIGINS), ("manual", MANUAL, BOTH)):
+for _name, _text, _opts in (
+    ("while", WHILE, ORIGINS),
+    ("manual", MANUAL, BOTH),
+    ("nested_manual", NESTED_MANUAL, BOTH),
+):
     for _pass in ("sdy-basic-propagate", "sdy-op-priority-propagate"):
         CASES[f"{_name}-{_pass[4:-10]}-unsunk"] = (_text, [*EDGE_PASSES, f"{_pass}{{{_opts}}}"])
         CASES[f"{_name}-{_pass[4:-10]}-sunk"] = (
