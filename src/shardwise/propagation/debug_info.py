@@ -14,7 +14,11 @@ op it flowed through (func results keep theirs in their result attributes, alway
 `DebugInfoRecorder` is a propagation observer (see `PropagationDriver`): it sees the factor
 shardings before and after each step, finds which operand/result each new axis came from
 (sub-axes split over adjacent factors of one dim merged back), and `save` writes the
-attributes. `apply_constraint_step` records the step `sdy-apply-sharding-constraints` makes.
+attributes. `record_update` records the step `sdy-apply-sharding-constraints` makes.
+
+Where Shardy's output depends on hash-map order (two entries of one step for the same axis
+name, e.g. two sub-axes of it or two sources), we sort by axis then source. Shardy crashes on
+debug info with sharding groups and on ops erased as dead; we record what we can.
 """
 
 from __future__ import annotations
