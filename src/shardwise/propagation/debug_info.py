@@ -197,7 +197,8 @@ class DebugInfoRecorder:
         self.module = module
         self.origins = origins
         self.edges = edges
-        self.step = maximum_propagation_step(module) + 1
+        # `prepareHandler`; nothing is walked when both options are off.
+        self.step = maximum_propagation_step(module) + 1 if origins or edges else 0
         self.value_origins: dict[int, tuple[Value, dict[AxisRef, Origin]]] = {}
         self.op_edges: dict[int, tuple[Op, dict[AxisRef, list[Edge]]]] = {}
         self.func_result_edges: dict[int, tuple[Op, list[dict[AxisRef, list[Edge]]]]] = {}
