@@ -72,3 +72,16 @@ def test_report_command_json(tmp_path: Path) -> None:
     (c,) = data["collectives"]
     n, nbytes = 4, 8 * 64 * 4 // 2  # all_reduce over "model"=4 of an 8x64 f32 on "data"=2
     assert c["time_s"] == pytest.approx(2 * (n - 1) / n * nbytes / 1e9 + 2 * (n - 1) * 5e-6)
+
+
+GPT = Path(__file__).parents[1] / "models" / "data" / "gpt_block.mlir"
+
+
+def test_names_are_the_outputs(capsys) -> None:
+    """MLIR renumbers values in the output; --value takes the output's names first."""
+    assert main(["propagate", str(GPT)]) == 0
+    output = capsys.readouterr().out
+    line = next(ln for ln in output.splitlines() if "= stablehlo.dot_general" in ln)
+    name = line.split("=")[0].strip()
+    assert main(["explain", str(GPT), "--value", name]) == 0
+    assert capsys.readouterr().out.startswith(f"{name} (stablehlo.dot_general at ")

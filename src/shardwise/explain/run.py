@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import weakref
 from dataclasses import dataclass
 
 from shardwise.errors import ShardwiseError
@@ -42,7 +44,39 @@ def explain_module(module: Module, options: PropagationOptions | None = None) ->
     for edge in (op for op in module.walk() if op.name == "sdy.data_flow_edge"):
         observer.final[edge.operands[0]] = get_sharding(edge.results[0])
     _export(module, options)
+    _remember_output_names(module)
     return Explained(module, observer)
+
+
+# Value -> its SSA name in the printed output (MLIR renumbers: ``%3`` in the input may be
+# ``%5`` in the output). Weak: it never keeps a module alive.
+_OUTPUT_NAMES: weakref.WeakKeyDictionary[Value, str] = weakref.WeakKeyDictionary()
+
+
+def _remember_output_names(module: Module) -> None:
+    """Pair our results with the names the printed output gives them, op by op.
+
+    The printed form lists the ops with results in walk order, one definition per line
+    (``%5 = stablehlo.add``, ``%0:2 = "stablehlo.while"`` for ``%0#0, %0#1``).
+    """
+    from shardwise.io.mlir import write_text
+
+    ops = iter([op for op in module.walk() if op.results and op is not module.op])
+    for m in _DEFINITION.finditer(write_text(module)):
+        name, op_name = m.group(1), m.group(2)
+        # Ops inside regions the pretty form elides (a reduce's body) are not printed.
+        op = next((o for o in ops if o.name in (op_name, f"func.{op_name}")), None)
+        if op is None:
+            return
+        base, _, count = name.partition(":")
+        if count and int(count) == len(op.results):
+            for i, v in enumerate(op.results):
+                _OUTPUT_NAMES[v] = f"{base}#{i}"
+        elif len(op.results) == 1:
+            _OUTPUT_NAMES[op.results[0]] = base
+
+
+_DEFINITION = re.compile(r'^\s*(%[\w.$-]+(?::\d+)?)\s*=\s*"?([\w.]+)', re.MULTILINE)
 
 
 def _export(module: Module, options: PropagationOptions) -> None:
@@ -69,7 +103,7 @@ def key_name(module: Module, key: Key) -> str:
         parent = key.owner.parent_op  # type: ignore[union-attr]
         if parent is not None and parent.name == "func.func":
             return f"{_func_name(parent)}:arg{key.index}"
-    return key.name or "?"
+    return _OUTPUT_NAMES.get(key) or key.name or "?"
 
 
 def all_keys(module: Module) -> list[Key]:
@@ -86,7 +120,8 @@ def all_keys(module: Module) -> list[Key]:
 
 
 def find_keys(module: Module, name: str | None, line: int | None) -> list[Key]:
-    """The values named `name` (``%3``, ``main:arg0``, ``main:result0``) or the op at `line`."""
+    """The values named `name` (``%3`` as printed in the output, else in the input;
+    ``main:arg0``, ``main:result0``) or the results of the op at `line` of the input."""
     keys = all_keys(module)
     if line is not None:
         found = [
@@ -100,6 +135,8 @@ def find_keys(module: Module, name: str | None, line: int | None) -> list[Key]:
             raise ShardwiseError(f"--op {line}: no op with a result starts at line {line}")
         return found
     found = [k for k in keys if key_name(module, k) == name]
+    if not found:  # the name in the input, if it is not one of the output's
+        found = [k for k in keys if isinstance(k, Value) and k.name == name]
     if not found:
         raise ShardwiseError(
             f"--value {name}: no such value; use an SSA name as printed in the output "
