@@ -15,14 +15,13 @@ from shardwise.ir import (
     TensorType,
     Type,
     Value,
-    func_result_attrs,
-    func_result_types,
     parse_type,
     split_top_level,
     string_attr_value,
     symbol_ref_name,
 )
-from shardwise.mesh import Mesh
+from shardwise.propagation import func_shardings
+from shardwise.propagation.func_shardings import fill_open, mesh_of
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = [
@@ -105,38 +104,6 @@ def is_static_shaped(value: Value) -> bool:
     return isinstance(value.type, TensorType) and value.type.is_static
 
 
-def mesh_of(module: Module, sharding: TensorSharding) -> Mesh | None:
-    if isinstance(sharding.mesh_or_ref, Mesh):
-        return sharding.mesh_or_ref
-    mesh = module.meshes().get(sharding.mesh_or_ref)
-    return mesh if isinstance(mesh, Mesh) else None
-
-
-def _mesh_or_ref(module: Module, shardings: list[TensorSharding | None]):
-    """`getMeshOrRef`: the mesh of the first sharding whose mesh is not maximal."""
-    for sharding in shardings:
-        if sharding is None:
-            continue
-        mesh = mesh_of(module, sharding)
-        if mesh is not None and not mesh.is_maximal:
-            return sharding.mesh_or_ref
-    return None
-
-
-def _fill_open(
-    module: Module, shardings: list[TensorSharding | None], ranks: list[int]
-) -> TensorShardingPerValue | None:
-    mesh_or_ref = _mesh_or_ref(module, shardings)
-    if mesh_or_ref is None:
-        return None
-    return TensorShardingPerValue(
-        tuple(
-            s if s is not None else TensorSharding.fully_open(mesh_or_ref, r)
-            for s, r in zip(shardings, ranks, strict=True)
-        )
-    )
-
-
 def func_input_types(func: Op) -> list[Type]:
     """The argument types from the ``function_type`` property (the body may have moved)."""
     text = str(func.properties["function_type"]).strip()
@@ -155,7 +122,7 @@ def func_arg_shardings(module: Module, func: Op) -> TensorShardingPerValue | Non
     """`getFuncArgShardings`: None if no argument has a sharding on a non-maximal mesh."""
     types = func_input_types(func)
     shardings = [(_arg_attrs(func, i) or {}).get(SHARDING_ATTR) for i in range(len(types))]
-    return _fill_open(module, shardings, [t.rank for t in types])
+    return _per_value(fill_open(module, shardings, [t.rank for t in types]))
 
 
 def _arg_attrs(func: Op, index: int) -> dict | None:
@@ -165,6 +132,8 @@ def _arg_attrs(func: Op, index: int) -> dict | None:
 
 def func_result_shardings(module: Module, func: Op) -> TensorShardingPerValue | None:
     """`getFuncResultShardings`: None if no result has a sharding on a non-maximal mesh."""
-    types = func_result_types(func)
-    shardings = [(func_result_attrs(func, i) or {}).get(SHARDING_ATTR) for i in range(len(types))]
-    return _fill_open(module, shardings, [t.rank for t in types])
+    return _per_value(func_shardings.func_result_shardings(module, func))
+
+
+def _per_value(shardings: list[TensorSharding] | None) -> TensorShardingPerValue | None:
+    return None if shardings is None else TensorShardingPerValue(tuple(shardings))
