@@ -85,3 +85,13 @@ def test_names_are_the_outputs(capsys) -> None:
     name = line.split("=")[0].strip()
     assert main(["explain", str(GPT), "--value", name]) == 0
     assert capsys.readouterr().out.startswith(f"{name} (stablehlo.dot_general at ")
+
+
+def test_python_api_matches_the_command(capsys) -> None:
+    from shardwise import explain
+
+    text = MODEL.read_text()
+    assert main(["explain", str(MODEL), "--value", "main:arg0"]) == 0
+    expected = capsys.readouterr().out.rstrip("\n")
+    assert explain.explain_text(text, "main:arg0", str(MODEL)) == expected
+    assert [c["kind"] for c in explain.report_json(text)["collectives"]] == ["all_reduce"]
