@@ -294,9 +294,9 @@ def _blocked_at(obs, module, step: _Step, key: Key, have: set[str]) -> list[Bloc
     return out
 
 
-def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, ref, mine) -> str:
+def _rule_reason(step: _Step, tensors, me: int, f: int) -> str | None:
+    """A reason read off the rule alone: the factor's type, or its absence from the tensor."""
     rule = step.rule
-    axis = str(ref)
     kind = rule.factor_type(f)
     sym = factor_symbol(f)
     if rule.is_blocked(f):
@@ -309,6 +309,16 @@ def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, ref, mine) -> st
         return f"permutation factor {sym}: {step.op.name} does not propagate it"
     if not tensors[me].has_factor(f):
         return f"factor {sym} is not in this tensor (no dimension of it maps to {sym})"
+    return None
+
+
+def _reason(obs, step: _Step, tensors, me: int, j: int, f: int, ref, mine) -> str:
+    rule = step.rule
+    axis = str(ref)
+    sym = factor_symbol(f)
+    from_rule = _rule_reason(step, tensors, me, f)
+    if from_rule is not None:
+        return from_rule
     mine_fs = tensors[me].get(f)
     if mine is not None and axis in {str(a) for a in mine.replicated_axes}:
         return f"conflict: {axis} is explicitly replicated on this tensor"
