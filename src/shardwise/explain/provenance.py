@@ -102,7 +102,7 @@ class ProvenanceObserver:
         self.aliases: dict[Value, Value] = {}
         self._drivers: dict[int, int] = {}
         self._current: _Step | None = None
-        self._before: dict[Key, list[str]] = {}
+        self._before_proj: list[dict[int, list[str]]] = []  # factor axes before the step
         self._started = False
         self.final: dict[Key, TensorSharding | None] = {}  # shardings right after propagation
 
@@ -137,9 +137,6 @@ class ProvenanceObserver:
     def before_step(self, op: Op, projection: ShardingProjection) -> None:
         if self._current is None:
             return
-        self._before = {
-            k: self._factor_axes(projection, i) for i, k in enumerate(self._current.keys)
-        }
         self._before_proj = [
             {f: [str(a) for a in fs.axis_refs] for f, fs in t.factor_index_to_sharding.items()}
             for t in projection.operands + projection.results
@@ -186,11 +183,6 @@ class ProvenanceObserver:
                 self.aliases[v] = op.operands[0]
             return [op.operands[0] for _ in values]
         return list(values)
-
-    @staticmethod
-    def _factor_axes(projection: ShardingProjection, i: int) -> list[str]:
-        t = (projection.operands + projection.results)[i]
-        return [str(a) for fs in t.factor_index_to_sharding.values() for a in fs.axis_refs]
 
     def record_annotations(self, module: Module) -> None:
         """Every axis already on a tensor is a user annotation or constraint."""
