@@ -172,6 +172,37 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_export_hlo(args: argparse.Namespace) -> int:
+    import json
+
+    from shardwise.export.hlo_module import export_module_to_hlo, hlo_sharding_summary
+
+    summaries: list[dict[str, object]] = []
+
+    def export(module: Module) -> None:
+        summaries.append(hlo_sharding_summary(module, export_module_to_hlo(module)))
+
+    status = _transform(args, export, "export-hlo")
+    if args.json and summaries:
+        data = summaries[0] if len(summaries) == 1 else summaries
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
+    return status
+
+
+def _cmd_import_hlo(args: argparse.Namespace) -> int:
+    from shardwise.export.hlo_module import import_module_from_hlo
+    from shardwise.syntax import parse_mesh
+
+    try:
+        text = args.mesh.strip()
+        mesh = parse_mesh(text if text.startswith("#") else "#sdy.mesh" + text)
+    except ShardwiseError as e:
+        raise _UsageError(f'--mesh: {e.message} (expected e.g. \'<["x"=2, "y"=4]>\')') from None
+    return _transform(
+        args, lambda module: import_module_from_hlo(module, mesh, args.mesh_name), "import-hlo"
+    )
+
+
 # -- parser and main ---------------------------------------------------------------------------
 
 
@@ -236,6 +267,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="collectives, bytes and time the sharding implies")
     report_cli.build_parser(p)
     p.set_defaults(run=report_cli.run)
+
+    p = sub.add_parser("export-hlo", help="add XLA's mhlo.sharding text beside every sdy sharding")
+    _add_transform_args(p)
+    p.add_argument("--json", metavar="OUT.json", help="also write the shardings as JSON")
+    p.set_defaults(run=_cmd_export_hlo)
+
+    p = sub.add_parser("import-hlo", help="turn mhlo.sharding strings into sdy shardings on a mesh")
+    _add_transform_args(p)
+    p.add_argument("--mesh", required=True, help='the device mesh, e.g. \'<["x"=2, "y"=4]>\'')
+    p.add_argument("--mesh-name", default="mesh", help="symbol of the mesh (default: mesh)")
+    p.set_defaults(run=_cmd_import_hlo)
 
     p = sub.add_parser("validate-rule", help="check a sharding rule numerically with numpy")
     validate_cli.build_parser(p)

@@ -27,6 +27,7 @@ __all__ = [
     "HloShardingEntry",
     "export_module_to_hlo",
     "hlo_sharding_summary",
+    "import_module_from_hlo",
 ]
 
 HLO_SHARDING_ATTR = "mhlo.sharding"
@@ -140,3 +141,92 @@ def hlo_sharding_summary(module: ir.Module, entries: list[HloShardingEntry]) -> 
         "meshes": {name: str(mesh) for name, mesh in module.meshes().items()},
         "values": [{"func": e.func, "value": e.value, "sdy": e.sdy, "hlo": e.hlo} for e in entries],
     }
+
+
+# -- the import direction ---------------------------------------------------------------------
+
+
+def _hlo_text(attr: Any) -> str | None:
+    if attr is None:
+        return None
+    text = str(attr)
+    return text[1:-1] if text.startswith('"') else text
+
+
+def _import_one(
+    text: str, mesh: Mesh, mesh_name: str, type_: ir.Type, where: str
+) -> TensorSharding:
+    from shardwise.export.hlo_sharding import from_hlo_sharding
+
+    return from_hlo_sharding(text, mesh, type_.rank, mesh_ref=mesh_name)
+
+
+def _tuple_elements(text: str) -> list[str]:
+    """``{{a}, {b}}`` -> ``["{a}", "{b}"]``; a non-tuple sharding -> ``[text]``."""
+    inner = text[1:-1].strip()
+    if not inner.startswith("{"):
+        return [text]
+    elements, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            elements.append(inner[start:i].strip())
+            start = i + 1
+    elements.append(inner[start:].strip())
+    return [e for e in elements if e]
+
+
+def import_module_from_hlo(module: ir.Module, mesh: Mesh, mesh_name: str = "mesh") -> int:
+    """Replace every ``mhlo.sharding`` by the equivalent ``sdy.sharding`` on `mesh`; in place.
+
+    Adds ``sdy.mesh @mesh_name`` if the module has no such mesh. Returns how many values were
+    converted. Raises `UnsupportedError` for an HloSharding the mesh cannot express.
+    """
+    meshes = module.meshes()
+    if mesh_name not in meshes:
+        mesh_op = ir.Op(
+            "sdy.mesh", properties={"mesh": mesh, "sym_name": ir.RawAttr(quote_string(mesh_name))}
+        )
+        module.body.insert(0, mesh_op)
+    elif meshes[mesh_name] != mesh:
+        raise VerifyError(f"the module's mesh @{mesh_name} is {meshes[mesh_name]}, not {mesh}")
+    count = 0
+    for func in module.funcs:
+        args = func.regions[0].entry.args if func.regions and func.regions[0].blocks else []
+        for i, arg in enumerate(args):
+            attrs = ir.func_arg_attrs(func, i)
+            text = _hlo_text(attrs.get(HLO_SHARDING_ATTR)) if attrs is not None else None
+            if text is not None:
+                attrs["sdy.sharding"] = _import_one(text, mesh, mesh_name, arg.type, f"arg {i}")
+                del attrs[HLO_SHARDING_ATTR]
+                count += 1
+        for i, type_ in enumerate(ir.func_result_types(func)):
+            attrs = ir.func_result_attrs(func, i)
+            text = _hlo_text(attrs.get(HLO_SHARDING_ATTR)) if attrs is not None else None
+            if text is not None:
+                attrs["sdy.sharding"] = _import_one(text, mesh, mesh_name, type_, f"result {i}")
+                del attrs[HLO_SHARDING_ATTR]
+                count += 1
+        for op in func.walk():
+            text = _hlo_text(op.attributes.get(HLO_SHARDING_ATTR))
+            if op is func or text is None or not op.results:
+                continue
+            texts = _tuple_elements(text) if len(op.results) > 1 else [text]
+            if len(texts) != len(op.results):
+                raise UnsupportedError(
+                    f"'{op.name}' has {len(op.results)} results but its sharding {text} has "
+                    f"{len(texts)} elements",
+                    op.location,
+                )
+            op.attributes["sdy.sharding"] = TensorShardingPerValue(
+                tuple(
+                    _import_one(t, mesh, mesh_name, r.type, op.name)
+                    for t, r in zip(texts, op.results, strict=True)
+                )
+            )
+            del op.attributes[HLO_SHARDING_ATTR]
+            count += 1
+    return count
