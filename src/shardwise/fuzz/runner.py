@@ -37,34 +37,16 @@ PASS_NAMES = (
 _MAX_ATTEMPTS = 5
 
 
-def _split_pass(name: str) -> tuple[str, dict[str, str]]:
-    """``"p{a=b c=d}"`` -> ``("p", {"a": "b", "c": "d"})``."""
-    m = re.fullmatch(r"([\w-]+)(?:\{(.*)\})?", name.strip())
-    if not m:
-        raise ValueError(f"bad pass spelling '{name}'; expected name or name{{opt=value ...}}")
-    options = {}
-    for item in (m.group(2) or "").split():
-        key, _, value = item.partition("=")
-        options[key] = value
-    return m.group(1), options
-
-
 def run_ours(text: str, pass_name: str) -> tuple[bool, str]:
-    """Our pass on `text`: (True, printed module) or (False, the error)."""
+    """Our pass (any registered Shardy name, with options) on `text`: (True, printed module)
+    or (False, the error)."""
     from shardwise.io.mlir import load_text, write_text
-    from shardwise.propagation import passes
-    from shardwise.propagation.options import PropagationOptions
+    from shardwise.passes import prepare_pass
 
-    fns = {
-        "sdy-basic-propagate": passes.basic_propagate,
-        "sdy-aggressive-propagate": passes.aggressive_propagate,
-        "sdy-op-priority-propagate": passes.op_priority_propagate,
-        "sdy-user-priority-propagate": passes.user_priority_propagate,
-    }
-    base, options = _split_pass(pass_name)
     try:
+        run = prepare_pass(pass_name)
         module = load_text(text, "fuzz.mlir")
-        fns[base](module, PropagationOptions.from_pass_options(options))
+        run(module)
         return True, write_text(module)
     except Exception as e:  # noqa: BLE001 - any failure of ours is a finding
         return False, f"{type(e).__name__}: {e}"
