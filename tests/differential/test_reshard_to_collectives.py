@@ -276,6 +276,16 @@ def test_hand_case_matches_reference(case: tuple, keep: bool) -> None:
     _check(_hand_module(case), keep)
 
 
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_locations_match_reference(name: str) -> None:
+    """Every collective is located at the reshard it replaces."""
+    text = run_pass(MODULES[name], None, debug_info=True)
+    expected = run_pass(text, PASS, debug_info=True)
+    assert "loc(" in expected
+    ours = _ours(text, keep=False)
+    assert ours == expected, _first_difference(ours, expected)
+
+
 # -- random cases ---------------------------------------------------------------------------
 # A `Chooser` draws from hypothesis (`_HypothesisChooser`) or, for long fuzz runs by hand,
 # from a seeded `random.Random` (`_RandomChooser`; see `fuzz_modules`).
@@ -333,6 +343,8 @@ def _factors(c, size: int) -> list[int]:
 
 def _atoms(c, name: str, factors: list[int]) -> list[AxisRef]:
     """The axis cut at a random subset of its decomposition's boundaries."""
+    if not factors:  # a size-1 axis
+        return [AxisRef(name)]
     atoms, pre, size = [], 1, 1
     total = math.prod(factors)
     for i, factor in enumerate(factors):
