@@ -7,8 +7,9 @@ import pytest
 from shardwise.fuzz import cli
 from shardwise.fuzz.generator import OP_KINDS, generate_module, generate_program
 from shardwise.fuzz.program import AxisSpec, DimSpec, ShardingSpec, print_program
-from shardwise.fuzz.runner import _split_pass
+from shardwise.fuzz.runner import run_ours
 from shardwise.fuzz.shrink import shrink_program
+from shardwise.io.reference import run_pass
 
 
 def test_generation_is_deterministic() -> None:
@@ -57,22 +58,33 @@ def test_shrink_keeps_the_property_and_gets_small() -> None:
     assert "dot_general" in print_program(small)
 
 
+SMALL = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    "name",
     [
-        ("sdy-basic-propagate", ("sdy-basic-propagate", {})),
-        (
-            "sdy-aggressive-propagate{propagation-strategy=basic conservative-propagation=true}",
-            (
-                "sdy-aggressive-propagate",
-                {"propagation-strategy": "basic", "conservative-propagation": "true"},
-            ),
-        ),
+        "sdy-basic-propagate",
+        "sdy-aggressive-propagate{propagation-strategy=basic conservative-propagation=true}",
+        "sdy-propagation-pipeline",
+        "sdy-insert-explicit-reshards{enable-full-version=true}",
     ],
-    ids=["plain", "options"],
+    ids=["plain", "options", "pipeline", "reshards"],
 )
-def test_pass_spelling(name: str, expected) -> None:
-    assert _split_pass(name) == expected
+def test_any_registered_pass_runs_on_our_side(name: str) -> None:
+    ok, text = run_ours(SMALL, name)
+    assert ok, text
+    assert text == run_pass(SMALL, name)
+
+
+def test_unknown_pass_is_reported_not_raised() -> None:
+    ok, text = run_ours(SMALL, "sdy-no-such-pass")
+    assert not ok and "unknown pass" in text
 
 
 def test_cli_zero_modules_prints_a_summary(capsys) -> None:
