@@ -4,10 +4,12 @@ from shardwise.api import (
     ShardedModule,
     from_jax,
     from_partition_spec,
+    from_placements,
     load,
     mesh_from_jax,
     to_named_sharding,
     to_partition_spec,
+    to_placements,
 )
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.errors import (
@@ -39,6 +41,8 @@ __all__ = [
     "from_partition_spec",
     "to_named_sharding",
     "mesh_from_jax",
+    "to_placements",
+    "from_placements",
     "AxisRef",
     "SubAxisInfo",
     "Mesh",

@@ -33,6 +33,8 @@ __all__ = [
     "from_partition_spec",
     "to_named_sharding",
     "mesh_from_jax",
+    "to_placements",
+    "from_placements",
 ]
 
 
@@ -234,3 +236,59 @@ def from_jax(
     from shardwise.io.mlir import load_text
 
     return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"))
+
+
+# -- DTensor-style placements -------------------------------------------------------------------
+
+
+def to_placements(sharding: TensorSharding, mesh: Mesh) -> list[str]:
+    """PyTorch DTensor placements, one per mesh axis: ``Shard(d)``, ``Partial()``, ``Replicate()``.
+
+    DTensor shards a tensor dim over several mesh dims in mesh order, so a dim whose axes are
+    not in mesh order, or a sub-axis, has no placement; that raises `ShardwiseError`.
+    """
+    placement = {a.name: "Replicate()" for a in mesh.axes}
+    for d, dim in enumerate(sharding.dim_shardings):
+        if any(a.is_sub_axis for a in dim.axes):
+            raise ShardwiseError(f"{sharding}: sub-axes have no DTensor placement")
+        order = [mesh.axis_index(a.name) for a in dim.axes]
+        if order != sorted(order):
+            raise ShardwiseError(
+                f"{sharding}: dim {d} is sharded over axes out of mesh order, which DTensor "
+                "cannot express"
+            )
+        for a in dim.axes:
+            placement[a.name] = f"Shard({d})"
+    for a in sharding.unreduced_axes:
+        placement[a.name] = "Partial()"
+    return [placement[a.name] for a in mesh.axes]
+
+
+def from_placements(
+    placements: Sequence[str], mesh: Mesh, rank: int, mesh_name: str = "mesh"
+) -> TensorSharding:
+    """The closed sdy sharding of DTensor `placements` (``"Shard(0)"``, ``"Replicate()"``, ...)."""
+    if len(placements) != len(mesh.axes):
+        raise ShardwiseError(f"{len(placements)} placements for a mesh of {len(mesh.axes)} axes")
+    dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    unreduced: list[AxisRef] = []
+    for axis, text in zip(mesh.axes, placements, strict=True):
+        text = text.replace(" ", "")
+        if text.startswith("Shard(") and text.endswith(")"):
+            d = int(text[6:-1])
+            if not 0 <= d < rank:
+                raise ShardwiseError(
+                    f"{text} on axis '{axis.name}': dim {d} out of range for rank {rank}"
+                )
+            dims[d].append(AxisRef(axis.name))
+        elif text.startswith("Partial("):
+            unreduced.append(AxisRef(axis.name))
+        elif text != "Replicate()":
+            raise ShardwiseError(
+                f"unknown placement '{text}'; expected Shard(d), Replicate() or Partial()"
+            )
+    return TensorSharding(
+        mesh_name,
+        tuple(DimensionSharding(tuple(axes), is_closed=True) for axes in dims),
+        unreduced_axes=tuple(unreduced),
+    )

@@ -99,3 +99,27 @@ def test_readme_python_example_runs(tmp_path, capsys, monkeypatch):
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out.strip() == '#sdy.sharding<@mesh, [{"data"}, {}]>'
     assert "sdy.sharding" in (tmp_path / "mlp.sharded.mlir").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "placements"),
+    [
+        ('<@mesh, [{"x"}, {}]>', ["Shard(0)", "Replicate()"]),
+        ('<@mesh, [{}, {"x", "y"}]>', ["Shard(1)", "Shard(1)"]),
+        ('<@mesh, [{"y"}, {}], unreduced={"x"}>', ["Partial()", "Shard(0)"]),
+        ("<@mesh, [{}, {}]>", ["Replicate()", "Replicate()"]),
+    ],
+)
+def test_dtensor_placements_round_trip(text, placements):
+    mesh = shardwise.Mesh((shardwise.MeshAxis("x", 2), shardwise.MeshAxis("y", 4)))
+    sharding = shardwise.TensorSharding.parse(text)
+    assert shardwise.to_placements(sharding, mesh) == placements
+    assert shardwise.from_placements(placements, mesh, rank=2) == sharding
+
+
+def test_dtensor_placements_refuse_what_dtensor_cannot_say():
+    mesh = shardwise.Mesh((shardwise.MeshAxis("x", 2), shardwise.MeshAxis("y", 4)))
+    with pytest.raises(shardwise.ShardwiseError, match="out of mesh order"):
+        shardwise.to_placements(shardwise.TensorSharding.parse('<@mesh, [{"y", "x"}]>'), mesh)
+    with pytest.raises(shardwise.ShardwiseError, match="unknown placement"):
+        shardwise.from_placements(["Shard(0)", "Strided()"], mesh, rank=1)
