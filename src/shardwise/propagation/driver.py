@@ -23,6 +23,7 @@ from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
 from shardwise.propagation.factor_propagation import (
     PropagationDirection,
+    new_tensor_shardings,
     propagate_op_shardings,
 )
 from shardwise.propagation.groups import ShardingGroupMap
@@ -514,17 +515,7 @@ class PropagationDriver:
             is_elementwise(op),
         )
         self.observer_projection = projection
-
-        def new(tensors, mappings, bits):
-            return tuple(
-                t.create_tensor_sharding(m, rule.factor_sizes, mesh_name, mesh) if bit else None
-                for t, m, bit in zip(tensors, mappings, bits, strict=True)
-            )
-
-        return (
-            new(projection.operands, rule.operand_mappings, updates.operands),
-            new(projection.results, rule.result_mappings, updates.results),
-        )
+        return new_tensor_shardings(projection, updates, rule, mesh_name, mesh)
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
         old = side.shardings[i]

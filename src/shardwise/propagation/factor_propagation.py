@@ -58,6 +58,7 @@ __all__ = [
     "compatible_prefix_no_conflicts_within_factor",
     "propagate_anything",
     "propagate_op_shardings",
+    "new_tensor_shardings",
 ]
 
 
@@ -582,6 +583,17 @@ def propagate_op_shardings(
     updates = strategy.propagate_factor_shardings(
         projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op_is_elementwise
     )
+    return new_tensor_shardings(projection, updates, rule, mesh_name, mesh)
+
+
+def new_tensor_shardings(
+    projection: ShardingProjection,
+    updates: UpdateTensorShardings,
+    rule: OpShardingRule,
+    mesh_name: str,
+    mesh: AxisSizes,
+) -> tuple[NewShardings, NewShardings]:
+    """The inverse projection of every updated tensor (None for the others)."""
 
     def new(
         tensors: Sequence[TensorFactorShardings],

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, TensorType, Value
+from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, TensorType, Value, func_result_types
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
 from shardwise.propagation.debug_info import DebugInfoRecorder, combine_observers
@@ -330,8 +330,6 @@ def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | N
 
 
 def _num_func_results(func: Op) -> int:
-    from shardwise.ir import func_result_types
-
     return len(func_result_types(func))
 
 
