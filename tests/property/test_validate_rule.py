@@ -69,6 +69,13 @@ FAMILIES = [
         [(4, 6), ()],
         lambda a, z: a.sum(axis=1) + z,
     ),
+    (  # operands smaller than the concat dim's factor: split along the other dim only
+        "%0 = stablehlo.concatenate %a, %b, dim = 1 : "
+        "(tensor<4x3xf64>, tensor<4x5xf64>) -> tensor<4x8xf64>",
+        "%a: tensor<4x3xf64>, %b: tensor<4x5xf64>",
+        [(4, 3), (4, 5)],
+        lambda a, b: np.concatenate([a, b], axis=1),
+    ),
 ]
 
 

@@ -41,9 +41,15 @@ class FactorCheck:
 def _view_shape(
     shape: Sequence[int], mapping: TensorMapping, sizes: Sequence[int]
 ) -> list[int] | None:
-    """The tensor's shape with one axis per factor; None if a dim is not its factors' product."""
+    """The tensor's shape with one axis per factor; None if a dim is not its factors' product.
+
+    A dim with a single factor keeps its own size: the operands of a concatenate or pad are
+    smaller than the factor of their dim, and splitting them along another factor is fine."""
     view: list[int] = []
     for dim_size, dim in zip(shape, mapping, strict=True):
+        if len(dim) == 1:
+            view.append(dim_size)
+            continue
         product = 1
         for f in dim:
             product *= sizes[f]
@@ -51,6 +57,14 @@ def _view_shape(
             return None
         view.extend(sizes[f] for f in dim)
     return view
+
+
+def _splits_like_factor(
+    shape: Sequence[int], mapping: TensorMapping, sizes: Sequence[int], factor: int
+) -> bool:
+    """Whether the tensor views as its factors and its axis for `factor` has the factor's size."""
+    view = _view_shape(shape, mapping, sizes)
+    return view is not None and view[_factor_axis(mapping, factor)] == sizes[factor]
 
 
 def _factor_axis(mapping: TensorMapping, factor: int) -> int | None:
@@ -114,10 +128,10 @@ def validate_rule(
         mismatched = [
             i
             for i, (t, m) in enumerate(zip(tensors, rule.tensor_mappings, strict=True))
-            if _factor_axis(m, f) is not None and _view_shape(t.shape, m, sizes) is None
+            if _factor_axis(m, f) is not None and not _splits_like_factor(t.shape, m, sizes, f)
         ]
         if mismatched:
-            detail = f"tensor {mismatched[0]}'s dims are not the product of their factor sizes"
+            detail = f"tensor {mismatched[0]}'s dims do not match the factor sizes"
             checks.append(FactorCheck(f, label, False, detail))
             continue
         if sizes[f] % k:
