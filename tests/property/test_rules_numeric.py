@@ -9,6 +9,11 @@ Shardy. Then run the op on each shard with numpy and assemble:
 - reduction factor: the per-shard results (which lack the factor) sum to the full result.
 
 A wrong factor size, order or type breaks one of these equalities.
+
+This is deliberately not `shardwise.rules.validate`: it is the independent oracle for the
+built-in rules (and so for the validator's verdicts), and it covers what the validator cannot
+offer users: kernels that see their local result shapes (reshape, broadcast) and factors that
+appear only in results.
 """
 
 from __future__ import annotations
