@@ -16,7 +16,8 @@ from shardwise.explain.provenance import (
 )
 from shardwise.ir import Module, Op, Value
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.pipeline import import_and_propagate
+from shardwise.propagation.passes import _OP_SCHEDULE
+from shardwise.propagation.pipeline import export_after_propagation, import_and_propagate
 from shardwise.propagation.sharding_access import get_sharding
 
 __all__ = ["Explained", "explain_module", "find_keys", "key_name", "all_keys"]
@@ -35,7 +36,8 @@ def explain_module(module: Module, options: PropagationOptions | None = None) ->
     """Propagate `module` in place (the whole pipeline) and keep the provenance."""
     options = options or PropagationOptions()
     strategies = 2 if options.propagation_strategy == "basic-then-aggressive" else 1
-    rounds = 4 if options.run_op_priority_propagation else 1
+    # One driver per op-priority round (the op schedule's heuristics) and strategy.
+    rounds = len(_OP_SCHEDULE) if options.run_op_priority_propagation else 1
     observer = ProvenanceObserver(options.conservative_propagation, rounds, strategies)
     observer.record_annotations(module)
     import_and_propagate(module, options, observer)
@@ -43,7 +45,7 @@ def explain_module(module: Module, options: PropagationOptions | None = None) ->
     observer.final = {k: sharding_of_key(module, k) for k in all_keys(module)}
     for edge in (op for op in module.walk() if op.name == "sdy.data_flow_edge"):
         observer.final[edge.operands[0]] = get_sharding(edge.results[0])
-    _export(module, options)
+    export_after_propagation(module, options)
     _remember_output_names(module)
     return Explained(module, observer)
 
@@ -77,19 +79,6 @@ def _remember_output_names(module: Module) -> None:
 
 
 _DEFINITION = re.compile(r'^\s*(%[\w.$-]+(?::\d+)?)\s*=\s*"?([\w.]+)', re.MULTILINE)
-
-
-def _export(module: Module, options: PropagationOptions) -> None:
-    """The export steps of `propagation_pipeline`, with the options it derives."""
-    from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
-
-    export_options = ExportOptions(
-        keep_sharding_rules=options.keep_sharding_rules,
-        dump_sharding_origins=options.debug_sharding_origins,
-        dump_propagation_edges=options.debug_propagation_edge_sharding,
-        avoid_reshards_on_calls=options.dedup_functions_fully,
-    )
-    post_propagation_pipeline(module, options.dedup_functions_fully, export_options)
 
 
 def _func_name(func: Op) -> str:

@@ -16,8 +16,6 @@ Shardy's prop/propagation_pipeline.cc, steps in its order:
 
 from __future__ import annotations
 
-import warnings
-
 from shardwise.imports import (
     add_func_data_flow_edges,
     apply_sharding_constraints,
@@ -32,7 +30,7 @@ from shardwise.ir import Module
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
 
-__all__ = ["propagation_pipeline", "import_and_propagate"]
+__all__ = ["export_after_propagation", "import_and_propagate", "propagation_pipeline"]
 
 
 def import_and_propagate(
@@ -70,16 +68,14 @@ def propagation_pipeline(
     """The whole ``sdy-propagation-pipeline`` on `module`, in place."""
     options = options or PropagationOptions()
     import_and_propagate(module, options, observer)
-    # ---- export steps (5-10 of propagation_pipeline.cc), owned by shardwise.export ----
-    try:
-        from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
-    except ImportError:
-        warnings.warn(
-            "shardwise.export.pipeline is not available yet: the module is left as it is "
-            "right after propagation (data-flow edges, named computations, no export passes)",
-            stacklevel=2,
-        )
-        return
+    export_after_propagation(module, options)
+
+
+def export_after_propagation(module: Module, options: PropagationOptions) -> None:
+    """Step 5: the export steps, with the export options the registered pipeline derives
+    from its propagation options. (Export sits above propagation, hence the late import.)"""
+    from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
+
     export_options = ExportOptions(
         keep_sharding_rules=options.keep_sharding_rules,
         dump_sharding_origins=options.debug_sharding_origins,
