@@ -19,16 +19,47 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
 font-size:13px;text-align:left}.value{cursor:pointer}.value:hover{outline:2px solid #333}
+.selected td{font-weight:bold}g.selected rect{stroke:#000;stroke-width:2}
 #detail{position:sticky;top:0;white-space:pre-wrap;font-family:monospace;background:#f6f6f6;padding:.5em;
 border:1px solid #ddd;min-height:3em}.swatch{display:inline-block;width:1em;height:1em;
 vertical-align:middle;margin-right:4px;border:1px solid #999}
 """
 
+# The first script records any error of the page (its own or a later script's) on the root
+# element, where a headless browser's --dump-dom shows it; a test asserts there is none.
+_ERRORS_JS = """
+window.addEventListener('error',function(e){var r=document.documentElement;
+r.dataset.jsErrors=(r.dataset.jsErrors||'')+String(e.message)+';';});
+"""
+
+# Fills the summary, wires the clicks and opens the value named by the URL's fragment
+# (#value=%3, percent-encoded): a link can point at one explanation. `data-ready` on <body>
+# says the script ran to its end.
 _JS = """
 const DATA = JSON.parse(document.getElementById('data').textContent);
-function show(i){document.getElementById('detail').textContent=DATA.values[i].explanation;}
+function show(i){
+  document.getElementById('detail').textContent=DATA.values[i].explanation;
+  document.querySelectorAll('.selected').forEach(function(el){el.classList.remove('selected');});
+  document.querySelectorAll('.value[data-index="'+i+'"]').forEach(function(el){
+    el.classList.add('selected');});
+}
+function fromHash(){
+  var m=/^#value=(.*)$/.exec(location.hash);
+  if(!m)return;
+  var name=decodeURIComponent(m[1]);
+  var i=DATA.values.findIndex(function(v){return v.name===name;});
+  if(i>=0)show(i);
+}
 document.querySelectorAll('.value').forEach(function(el){
-  el.addEventListener('click',function(){show(Number(el.dataset.index));});});
+  el.addEventListener('click',function(){
+    var i=Number(el.dataset.index);
+    history.replaceState(null,'','#value='+encodeURIComponent(DATA.values[i].name));
+    show(i);});});
+window.addEventListener('hashchange',fromHash);
+document.getElementById('summary').textContent=DATA.values.length+' values, '
+  +DATA.collectives.length+' collectives';
+fromHash();
+document.body.dataset.ready='1';
 """
 
 _ROW = 16
@@ -51,7 +82,7 @@ def _graph(values: list[dict], colors: dict[str, str]) -> str:
             )
     boxes = [
         f'<g class="value" data-index="{i}"><rect x="150" y="{i * _ROW + 1}" width="260" '
-        f'height="{_ROW - 2}" fill="{colors[v["sharding"] or "replicated"]}"/>'
+        f'height="{_ROW - 2}" fill="{colors[_color_key(v["sharding"])]}"/>'
         f'<text x="154" y="{i * _ROW + 12}" font-size="11">'
         f"{html.escape(v['name'])} {html.escape(v['op'].split(' at ')[0])}</text></g>"
         for i, v in enumerate(values)
@@ -65,17 +96,56 @@ def _graph(values: list[dict], colors: dict[str, str]) -> str:
     )
 
 
+# Distinct light colors (hues far apart first); replicated tensors are grey.
+_PALETTE = (
+    "#a6cee3",
+    "#b2df8a",
+    "#fb9a99",
+    "#fdbf6f",
+    "#cab2d6",
+    "#ffff99",
+    "#8dd3c7",
+    "#bebada",
+    "#fccde5",
+    "#ccebc5",
+    "#ffed6f",
+    "#80b1d3",
+)
+_GREY = "#e0e0e0"
+
+
+def _color_key(sharding: str | None) -> str:
+    """Tensors with no axis on any dim share one (grey) color."""
+    return sharding if sharding is not None and '{"' in sharding else _REPLICATED
+
+
+_REPLICATED = "replicated (no axis)"
+
+
+def _colors(values: list[dict]) -> dict[str, str]:
+    """One color per distinct sharding, in order of first use; grey for no axis."""
+    colors: dict[str, str] = {}
+    for v in values:
+        key = _color_key(v["sharding"])
+        if key not in colors:
+            used = len([k for k in colors if k != _REPLICATED])
+            colors[key] = _GREY if key == _REPLICATED else _color(used)
+    return colors
+
+
 def _color(index: int) -> str:
-    return f"hsl({(index * 67) % 360},70%,80%)"
+    if index < len(_PALETTE):
+        return _PALETTE[index]
+    return f"hsl({(index * 137) % 360},60%,{75 + 10 * (index % 2)}%)"
 
 
 def render_html(report: Report, title: str) -> str:
     data = report.to_json()
-    colors: dict[str, str] = {}
+    colors = _colors(data["values"])
     rows = []
     for i, v in enumerate(data["values"]):
         key = v["sharding"] or "replicated"
-        color = colors.setdefault(key, _color(len(colors)))
+        color = colors[_color_key(v["sharding"])]
         rows.append(
             f'<tr class="value" data-index="{i}" style="background:{color}">'
             f"<td>{html.escape(v['name'])}</td><td>{html.escape(v['type'])}</td>"
@@ -102,8 +172,10 @@ def render_html(report: Report, title: str) -> str:
         [
             "<!DOCTYPE html>",
             '<html><head><meta charset="utf-8">',
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style>",
+            f"<script>{_ERRORS_JS}</script></head><body>",
             f"<h1>{html.escape(title)}</h1>",
+            '<p id="summary"></p>',
             '<h2>Op graph</h2><div id="legend">' + legend + "</div>",
             '<div style="display:flex;gap:1em"><div>' + _graph(data["values"], colors) + "</div>",
             '<div style="flex:1"><h2>Explanation</h2><div id="detail">click a value</div>'

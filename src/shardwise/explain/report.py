@@ -222,7 +222,8 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
         if progress is not None:
             progress(i + 1, len(keys))
         exp = ex.explain(key)
-        type_ = key.type if isinstance(key, Value) else None
+        value = key if isinstance(key, Value) else _returned_value(module, key)
+        type_ = value.type if value is not None else None
         mesh = _mesh_for(module, exp.sharding)
         report.values.append(
             {
@@ -239,15 +240,20 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
     return report
 
 
+def _returned_value(module: Module, key: str) -> Value | None:
+    """The value a func result (``main:result0``) returns."""
+    name, _, index = key.partition(":result")
+    for func in module.funcs:
+        if str(func.get_attr("sym_name")).strip('"').lstrip("@") == name:
+            return func.regions[0].entry.terminator.operands[int(index)]
+    return None
+
+
 def _operand_names(module: Module, key) -> list[str]:
     """The tensors the value is computed from (for the op graph); a func result: its value."""
     if isinstance(key, str):
-        name, _, index = key.partition(":result")
-        for func in module.funcs:
-            if str(func.get_attr("sym_name")).strip('"').lstrip("@") == name:
-                term = func.regions[0].entry.terminator
-                return [key_name(module, term.operands[int(index)])]
-        return []
+        value = _returned_value(module, key)
+        return [] if value is None else [key_name(module, value)]
     op = key.defining_op
     return [] if op is None else [key_name(module, v) for v in op.operands]
 
