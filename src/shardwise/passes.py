@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from shardwise.errors import ShardwiseError
@@ -145,6 +145,29 @@ def _reshard_to_collectives(module: Module, options: Mapping[str, str]) -> None:
     fn(module, keep_redundant_reshards=_bool_option(options, "keep-redundant-reshards"))
 
 
+def _export_options(options: Mapping[str, str]) -> Any:
+    """``sdy-export-pipeline`` options (Shardy's spelling) -> `ExportOptions`, all booleans."""
+    from shardwise.export.pipeline import ExportOptions
+
+    known = {f.name for f in fields(ExportOptions)}
+    values: dict[str, bool] = {}
+    for key in options:
+        name = key.replace("-", "_")
+        if name not in known:
+            choices = ", ".join(sorted(n.replace("_", "-") for n in known))
+            raise ShardwiseError(
+                f"unknown option '{key}' for 'sdy-export-pipeline'; known: {choices} "
+                "(module dumps, dump-directory, are not reproduced)"
+            )
+        values[name] = _bool_option(options, key)
+    return ExportOptions(**values)
+
+
+def _export_pipeline(module: Module, options: Mapping[str, str]) -> None:
+    fn = _resolve("shardwise.export.pipeline:export_pipeline")
+    fn(module, _export_options(options))
+
+
 def _register_transform_tables() -> None:
     """The import and export passes, by their Shardy names (tables imported lazily)."""
     import shardwise.export.passes as export_passes
@@ -161,6 +184,7 @@ def _register_transform_tables() -> None:
 PASSES["sdy-propagation-pipeline"] = Pass(_pipeline, _propagation_options)
 PASSES["sdy-insert-explicit-reshards"] = Pass(_explicit_reshards, lambda options: None)
 PASSES["sdy-reshard-to-collectives"] = Pass(_reshard_to_collectives, lambda options: None)
+PASSES["sdy-export-pipeline"] = Pass(_export_pipeline, _export_options)
 
 
 def register_pass(name: str, fn: PassFn | str) -> None:

@@ -17,7 +17,7 @@ from shardwise.errors import ShardwiseError
 from shardwise.export.passes import PASSES
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
-from tests.differential.export_pass_cases_more import CASES, Case
+from tests.differential.export_pass_cases_cmv1 import CASES, Case
 from tests.differential.export_strategies import sharded_module
 from tests.differential.pipeline_prefixes import PROPAGATE_PASSES
 
@@ -224,12 +224,16 @@ _MODEL_EXPORT_MODES = {
     "avoid-export": {"avoid-export-for-partitioning": True},
     "default": {},
     "explicit-collectives": {"enable-insert-explicit-collectives": True},
+    "explicit-collectives-cmv1": {
+        "enable-insert-explicit-collectives": True,
+        "remove-all-gather-reduce-scatter-for-cmv1": True,
+    },
 }
 
 
 @pytest.mark.parametrize("model", _MODELS)
 def test_models_post_propagation_matches_reference(model: str) -> None:
-    """Real JAX programs, propagated by the reference, then exported by both (three modes)."""
+    """Real JAX programs, propagated by the reference, then exported by both (four modes)."""
     from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
 
     pytest.importorskip("shardwise.imports.symbol_dce")

@@ -80,7 +80,7 @@ def _shardy_partitioner(module: Module, options: ExportOptions) -> None:
         _reshard_to_collectives()(module)
     PASSES["canonicalize"](module, enable_patterns=COLLECTIVE_LABEL)
     if full and options.remove_all_gather_reduce_scatter_for_cmv1:
-        _missing("sdy-remove-all-gather-reduce-scatter-for-cmv1")()
+        PASSES["sdy-remove-all-gather-reduce-scatter-for-cmv1"](module)
 
 
 def export_pipeline(module: Module, options: ExportOptions | None = None) -> None:

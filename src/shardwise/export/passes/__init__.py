@@ -17,6 +17,7 @@ from shardwise.export.passes import (
     constant_merger,
     divisibility,
     named_computations,
+    remove_ag_rs_for_cmv1,
     sink,
     verify_unreduced,
 )
@@ -44,6 +45,9 @@ _FUNC_PASS_IMPLS: dict[str, Callable[..., None]] = {
     "sdy-sharding-constraint-to-reshard": cleanup.sharding_constraint_to_reshard,
     "sdy-drop-sharding-rules": cleanup.drop_sharding_rules,
     "sdy-verify-unreduced-axes": verify_unreduced.verify_unreduced_axes,
+    "sdy-remove-all-gather-reduce-scatter-for-cmv1": (
+        remove_ag_rs_for_cmv1.remove_all_gather_reduce_scatter_for_cmv1
+    ),
 }
 FUNC_PASSES = frozenset(_FUNC_PASS_IMPLS)
 
