@@ -34,10 +34,16 @@ class Mesh:
     device_ids: tuple[int, ...] = ()
     _sizes: dict[str, int] = field(init=False, repr=False, compare=False, hash=False)
     _index: dict[str, int] = field(init=False, repr=False, compare=False, hash=False)
+    # A mesh is part of the memoized propagation step's key; the device ids can be long.
+    _hash: int = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_sizes", {a.name: a.size for a in self.axes})
         object.__setattr__(self, "_index", {a.name: i for i, a in enumerate(self.axes)})
+        object.__setattr__(self, "_hash", hash((self.axes, self.device_ids)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     # -- text -------------------------------------------------------------------------------
 

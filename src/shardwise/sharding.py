@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from shardwise.axis import AxisRef, AxisSizes, axes_size, quote_string
 from shardwise.mesh import Mesh
@@ -73,6 +73,21 @@ class TensorSharding:
     replicated_axes: tuple[AxisRef, ...] = ()
     unreduced_axes: tuple[AxisRef, ...] = ()
     reduction_op: str = "sum"
+    # Computed on first use: shardings are keys of the memoized propagation step, hashed
+    # many times each, and the generated hash would walk every dim and axis each time.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        if not self._hash:
+            fields_ = (
+                self.mesh_or_ref,
+                self.dim_shardings,
+                self.replicated_axes,
+                self.unreduced_axes,
+                self.reduction_op,
+            )
+            object.__setattr__(self, "_hash", hash(fields_) or 1)
+        return self._hash
 
     # -- text -------------------------------------------------------------------------------
 

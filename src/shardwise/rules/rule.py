@@ -11,7 +11,7 @@ Text: ``#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduc
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["FactorType", "OpShardingRule", "factor_symbol", "TensorMapping", "DimMapping"]
 
@@ -46,6 +46,23 @@ class OpShardingRule:
     permutation_factors: tuple[int, ...] = ()
     blocked_propagation_factors: tuple[int, ...] = ()
     is_custom_rule: bool = False
+    # Computed on first use: a rule is part of the memoized propagation step's key.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        if not self._hash:
+            fields_ = (
+                self.factor_sizes,
+                self.operand_mappings,
+                self.result_mappings,
+                self.reduction_factors,
+                self.need_replication_factors,
+                self.permutation_factors,
+                self.blocked_propagation_factors,
+                self.is_custom_rule,
+            )
+            object.__setattr__(self, "_hash", hash(fields_) or 1)
+        return self._hash
 
     # -- text -------------------------------------------------------------------------------
 
