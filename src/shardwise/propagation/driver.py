@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from shardwise.errors import PropagationError
-from shardwise.ir import Module, Op, OpaqueType, TensorType, Value
+from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, OpaqueType, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
 from shardwise.propagation.factor_propagation import (
@@ -36,7 +36,7 @@ from shardwise.propagation.sharding_access import (
     set_func_result_sharding,
     set_sharding,
 )
-from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 DirectionFn = Callable[[Op, int], PropagationDirection]
+# The directions of one step: one for every factor, or a function of the factor.
+StepDirection = PropagationDirection | Callable[[int], PropagationDirection]
 
 
 def propagate_any(_op: Op, _factor: int) -> PropagationDirection:
@@ -178,6 +180,9 @@ class PropagationDriver:
         self.funcs = {module.symbol_name(f): f for f in module.funcs}
         self.callers = self._collect_callers()
         self.worklist = _Worklist()
+        # Op names with no rule function: the rule lookup of such an op (with no rule
+        # attached) always yields None, so later visits skip it.
+        self.ruleless_names: set[str] = set()
         self.current: Op | None = None
         self.observer_projection: ShardingProjection | None = None
 
@@ -297,7 +302,7 @@ class PropagationDriver:
     # -- the four patterns ------------------------------------------------------------------
 
     def _propagate_registered_op(self, op: Op) -> None:
-        rule = get_or_create_sharding_rule(op, self.conservative)
+        rule = self._rule_of(op)
         if rule is None:
             return
         operands, results = self._value_side(op.operands), self._value_side(op.results)
@@ -311,6 +316,14 @@ class PropagationDriver:
             self._direction_for(op),
             self.conservative,
         )
+
+    def _rule_of(self, op: Op) -> OpShardingRule | None:
+        if op.name in self.ruleless_names and SHARDING_RULE_ATTR not in op.attributes:
+            return None
+        rule = get_or_create_sharding_rule(op, self.conservative)
+        if rule is None and not has_rule_function(op.name):
+            self.ruleless_names.add(op.name)
+        return rule
 
     def _propagate_barrier(self, op: Op) -> None:
         t = _static_tensor_type(op.results[0])
@@ -382,7 +395,7 @@ class PropagationDriver:
             False,
         )
 
-    def _direction_for(self, op: Op) -> Callable[[int], PropagationDirection]:
+    def _direction_for(self, op: Op) -> StepDirection:
         """The direction per factor of one step on `op` (`for_op` if the function has one:
         work that does not depend on the factor is then done once per step)."""
         for_op = getattr(self.direction_fn, "for_op", None)
@@ -458,7 +471,7 @@ class PropagationDriver:
         operands: _Tensors,
         results: _Tensors,
         rule: OpShardingRule,
-        direction: Callable[[int], PropagationDirection],
+        direction: StepDirection,
         conservative: bool,
         notify: bool = True,
     ) -> bool:
@@ -468,10 +481,7 @@ class PropagationDriver:
         mesh = self.meshes[mesh_name]
         if mesh.is_maximal:
             return False
-        directions = tuple(
-            PropagationDirection.NONE if rule.is_blocked(f) else direction(f)
-            for f in range(rule.num_factors)
-        )
+        directions = _step_directions(rule, direction)
         if self.observer is None:
             new_operands, new_results = propagate_op_shardings(
                 self.strategy,
@@ -534,6 +544,17 @@ class PropagationDriver:
             if notify:
                 self._notify_sharding_modified(member)
         return True
+
+
+def _step_directions(rule: OpShardingRule, direction: StepDirection) -> tuple:
+    """The effective direction of every factor of `rule` (NONE for blocked factors)."""
+    if isinstance(direction, PropagationDirection):
+        directions = [direction] * len(rule.factor_sizes)
+    else:
+        directions = [direction(f) for f in range(len(rule.factor_sizes))]
+    for factor in rule.blocked_propagation_factors:
+        directions[factor] = PropagationDirection.NONE
+    return tuple(directions)
 
 
 def _barrier_direction(op: Op) -> int:

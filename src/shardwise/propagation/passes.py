@@ -242,9 +242,11 @@ class _OpBasedDirection:
         self.direction_fn = direction_fn
 
     def __call__(self, op: Op, factor: int) -> PropagationDirection:
-        return self.for_op(op)(factor)
+        direction = self.for_op(op)
+        return direction if isinstance(direction, PropagationDirection) else direction(factor)
 
-    def for_op(self, op: Op) -> Callable[[int], PropagationDirection]:
+    def for_op(self, op: Op) -> PropagationDirection | Callable[[int], PropagationDirection]:
+        """The direction of every factor of `op`, or one function of the factor."""
         both = PropagationDirection.BOTH
         base = PropagationDirection.NONE
         for heuristic in self.per_op:
@@ -254,7 +256,7 @@ class _OpBasedDirection:
         per_factor = [] if base is both else self.per_factor
         direction_fn = self.direction_fn
         if not per_factor and direction_fn is propagate_any:
-            return lambda _factor: base
+            return base
 
         def direction(factor: int) -> PropagationDirection:
             result = base

@@ -28,6 +28,7 @@ __all__ = [
     "UnknownOpWarning",
     "create_op_sharding_rule",
     "get_or_create_sharding_rule",
+    "has_rule_function",
     "register",
     "registered_ops",
     "reset_unknown_op_warnings",
@@ -124,6 +125,11 @@ def _rules() -> dict[str, RuleFn]:
 def registered_ops() -> tuple[str, ...]:
     """Every op name with a rule function, sorted."""
     return tuple(sorted(_rules()))
+
+
+def has_rule_function(op_name: str) -> bool:
+    """Whether `op_name` has a rule function (else an op of it gets a rule only if attached)."""
+    return op_name in _rules()
 
 
 def _is_terminator(op: Op) -> bool:
