@@ -121,3 +121,22 @@ def test_full_pipeline_matches_reference(text: str, dedup: bool):
 @given(text=import_modules(), dedup=st.booleans())
 def test_full_pipeline_on_random_modules(text: str, dedup: bool):
     assert _full(text, dedup) == run_pass(text, _FULL[dedup])
+
+
+# -- memoization off: the same output --------------------------------------------------------------
+
+UNMEMOIZED = [
+    pytest.param(path.read_text(), id=path.stem)
+    for path in CORPUS
+    if "sdy.named_computation" not in path.read_text()
+]
+
+
+@pytest.mark.parametrize("text", UNMEMOIZED)
+def test_full_pipeline_unmemoized_matches_reference(text: str):
+    """``memoize-steps=false`` recomputes every propagation step: the output must not change."""
+    module = load_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        propagation_pipeline(module, PropagationOptions(memoize_steps=False))
+    assert write_text(module, debug_info=False) == run_pass(text, _FULL[False])

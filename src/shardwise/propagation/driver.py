@@ -169,6 +169,7 @@ class PropagationDriver:
         conservative: bool,
         groups: ShardingGroupMap,
         observer=None,
+        memoize_steps: bool = True,
     ) -> None:
         self.module = module
         self.strategy = strategy
@@ -176,6 +177,8 @@ class PropagationDriver:
         self.conservative = conservative
         self.groups = groups
         self.observer = observer
+        # The step is a pure function of frozen values; unmemoized it computes the same.
+        self.step = propagate_op_shardings if memoize_steps else propagate_op_shardings.__wrapped__
         self.meshes: dict[str, Mesh] = {k: v for k, v in module.meshes().items()}
         self.funcs = {module.symbol_name(f): f for f in module.funcs}
         self.callers = self._collect_callers()
@@ -483,7 +486,7 @@ class PropagationDriver:
             return False
         directions = _step_directions(rule, direction)
         if self.observer is None:
-            new_operands, new_results = propagate_op_shardings(
+            new_operands, new_results = self.step(
                 self.strategy,
                 rule,
                 tuple(operands.shardings),

@@ -1,6 +1,9 @@
 """`PropagationOptions`: every knob of the propagation passes, as one frozen value.
 
 Names follow the pass options of Shardy (``keep-sharding-rules`` -> `keep_sharding_rules`).
+One option is ours alone: ``memoize-steps=false`` recomputes every propagation step instead of
+looking it up by its frozen inputs (same output, slower; the differential tests run the corpus
+both ways).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class PropagationOptions:
     propagation_strategy: str = "aggressive"
     run_op_priority_propagation: bool = True
     dedup_functions_fully: bool = False
+    memoize_steps: bool = True
 
     def with_options(self, **overrides: object) -> PropagationOptions:
         return replace(self, **overrides)

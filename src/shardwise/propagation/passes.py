@@ -77,6 +77,7 @@ def _run(ctx: _Context, strategy, direction_fn: DirectionFn) -> None:
         ctx.options.conservative_propagation,
         ctx.groups,
         ctx.observer,
+        ctx.options.memoize_steps,
     )
     driver.run()
 
