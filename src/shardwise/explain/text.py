@@ -56,7 +56,15 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
             lines.append("    " + "  " * depth + "<- " + _origin_line(ex, origin))
     for b in exp.blocked:
         other = key_name(ex.module, b.other)
-        lines.append(f"  axis {b.axis} (on {other}) stops at {where(b.op)}: {b.reason}")
+        if not b.path:
+            lines.append(f"  axis {b.axis} (on {other}) stops at {where(b.op)}: {b.reason}")
+            continue
+        before = key_name(ex.module, b.path[0])
+        lines.append(
+            f"  axis {b.axis} (on {other}, {len(b.path)} ops away) stops at {where(b.op)}, "
+            f"before {before}: {b.reason}"
+        )
+        lines.append("    path: " + " -> ".join(key_name(ex.module, k) for k in (b.other, *b.path)))
     return "\n".join(lines)
 
 
