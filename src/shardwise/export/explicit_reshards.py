@@ -54,6 +54,7 @@ from shardwise.propagation.sharding_access import (
     get_sharding,
 )
 from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
 __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barriers"]
@@ -99,6 +100,13 @@ def _position(ops: list[Op], op: Op, hint: int) -> int:
         return ops.index(op, hint)
     except ValueError:  # ops before it were erased: search the whole block
         return ops.index(op)
+
+
+def _may_all_reduce(rule: OpShardingRule, out_shardings: list[TensorSharding | None]) -> bool:
+    """Outside the full version, `all_reduce_reduction_factors` acts only on an op with
+    reduction factors whose first result has unreduced axes."""
+    first = out_shardings[0] if out_shardings else None
+    return bool(rule.reduction_factors) and first is not None and bool(first.unreduced_axes)
 
 
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
@@ -147,6 +155,9 @@ class _FuncPass:
         mesh_name = self.common_mesh_name(in_shardings, out_shardings)
         if mesh_name is None:
             return
+        is_dot = op.name in ("stablehlo.dot", "stablehlo.dot_general")
+        if not (full or is_dot or _may_all_reduce(rule, out_shardings)):
+            return  # nothing below would use the projection: skip building it
         mesh = self.meshes.of_name(mesh_name)
         projection = ShardingProjection.build(
             in_shardings, out_shardings, rule, mesh, closed_if_missing=True
@@ -157,7 +168,7 @@ class _FuncPass:
         common: list[Axes] = []
         if full:
             common = process_op(ctx, projection)
-        elif op.name in ("stablehlo.dot", "stablehlo.dot_general"):
+        elif is_dot:
             process_dot(ctx, projection)
         self.all_reduce_reduction_factors(ctx, projection, common, full)
 
