@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from shardwise.explain.run import explain_module, find_keys
-from shardwise.explain.text import format_explanation, picture
+from shardwise.explain.text import format_explanation, picture, wants_rich
 from shardwise.io.mlir import load_text, read_text_file
 from shardwise.ir import Value
 from shardwise.mesh import Mesh
@@ -19,14 +19,25 @@ def build_parser(p: argparse.ArgumentParser) -> None:
     which.add_argument("--value", metavar="NAME", help="%%3, main:arg0 or main:result0")
     which.add_argument("--op", type=int, metavar="LINE", help="the op at this line of the input")
     p.add_argument("--picture", action="store_true", help="draw the tiles on the devices")
+    p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
 
 
 def run(args: argparse.Namespace) -> int:
     module = load_text(read_text_file(args.input), args.input)
     ex = explain_module(module)
+    console = None
+    if wants_rich(args.plain):
+        from rich.console import Console  # only on a terminal: the core never imports rich
+
+        from shardwise.explain.rich_text import render_explanation
+
+        console = Console()
     for key in find_keys(module, args.value, args.op):
         exp = ex.explain(key)
-        print(format_explanation(ex, exp))
+        if console is not None:
+            render_explanation(console, ex, exp)
+        else:
+            print(format_explanation(ex, exp))
         if args.picture:
             mesh = None
             if exp.sharding is not None:

@@ -11,6 +11,7 @@ from shardwise.errors import ShardwiseError
 from shardwise.explain.html import render_html
 from shardwise.explain.progress import Progress
 from shardwise.explain.report import LinkModel, build_report
+from shardwise.explain.text import wants_rich
 from shardwise.io.mlir import read_text_file
 
 __all__ = ["build_parser", "run"]
@@ -26,6 +27,7 @@ def build_parser(p: argparse.ArgumentParser) -> None:
         "--link-model", metavar="FILE.json", help='per-axis links: {"axes": {"x": {...}}}'
     )
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
 
 
 def _link(args: argparse.Namespace) -> LinkModel:
@@ -50,7 +52,13 @@ def run(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(data, indent=1))
     if args.html:
         Path(args.html).write_text(render_html(report, args.input))
-    if not args.json:
+    if not args.json and wants_rich(args.plain):
+        from rich.console import Console  # only on a terminal: the core never imports rich
+
+        from shardwise.explain.rich_text import render_report
+
+        render_report(Console(), report)
+    elif not args.json:
         print(f"{len(report.collectives)} collectives")
         for c in report.collectives:
             print(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 
 from shardwise.explain.provenance import Explanation, Origin
 from shardwise.explain.run import Explained, key_name
@@ -10,7 +12,17 @@ from shardwise.ir import Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
 
-__all__ = ["where", "format_explanation", "picture"]
+__all__ = ["where", "origin_line", "value_where", "format_explanation", "picture", "wants_rich"]
+
+
+def wants_rich(plain: bool, stream=None) -> bool:
+    """Draw with `rich` (tables, colours) only on a terminal, unless ``--plain`` or NO_COLOR
+    (https://no-color.org) asks for the plain text that pipes and tests see."""
+    stream = stream if stream is not None else sys.stdout
+    if plain or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
 
 
 def where(op: Op | None) -> str:
@@ -22,25 +34,25 @@ def where(op: Op | None) -> str:
     return text
 
 
-def _origin_line(ex: Explained, origin: Origin) -> str:
+def origin_line(ex: Explained, origin: Origin) -> str:
     src = key_name(ex.module, origin.source) if origin.source is not None else "?"
     if origin.op is None:
         if origin.round:
             return f"{origin.round} on {src}"
-        return f"user annotation/constraint on {src}{_value_where(origin.source)}"
+        return f"user annotation/constraint on {src}{value_where(origin.source)}"
     return f"{where(origin.op)}, factor {origin.factor}, {origin.round}" + (
         f", from {src}" if origin.source is not None else ""
     )
 
 
-def _value_where(key) -> str:
+def value_where(key) -> str:
     if isinstance(key, Value) and key.defining_op is not None:
         return f" ({where(key.defining_op)})"
     return ""
 
 
 def format_explanation(ex: Explained, exp: Explanation) -> str:
-    lines = [f"{exp.name}{_value_where(exp.key)}"]
+    lines = [f"{exp.name}{value_where(exp.key)}"]
     if isinstance(exp.key, Value):
         lines[0] += f" : {exp.key.type}"
     lines.append(
@@ -53,7 +65,7 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
     for axis, chain in exp.chains.items():
         lines.append(f"  axis {axis}:")
         for depth, origin in enumerate(chain):
-            lines.append("    " + "  " * depth + "<- " + _origin_line(ex, origin))
+            lines.append("    " + "  " * depth + "<- " + origin_line(ex, origin))
     for b in exp.blocked:
         other = key_name(ex.module, b.other)
         if not b.path:
