@@ -266,6 +266,28 @@ CASES = [
         "conflict",
         id="conflict-lost-to-factor",
     ),
+    # shard_map: "x" is manual in the body; the body's tensors hold their local shard and never
+    # carry "x" ("y", a free axis, crosses the body's edges).
+    pytest.param(
+        module(
+            "%arg0: tensor<8x8xf32> " + sharded("[{'x'}, {'y'}]"),
+            [
+                '%0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {?}]>]'
+                ' out_shardings=[<@mesh, [{"x"}, {?}]>] manual_axes={"x"}'
+                " (%arg1: tensor<4x8xf32>) {",
+                "  %1 = stablehlo.negate %arg1 : tensor<4x8xf32>",
+                "  sdy.return %1 : tensor<4x8xf32>",
+                "} : (tensor<8x8xf32>) -> tensor<8x8xf32>",
+                "return %0 : tensor<8x8xf32>",
+            ],
+            "tensor<8x8xf32>",
+        ),
+        "%1",
+        '"x"',
+        'manual axis: "x" is manual in the sdy.manual_computation',
+        "manual",
+        id="manual",
+    ),
 ]
 
 
@@ -371,8 +393,10 @@ RESHAPE_2X16 = module(
 def test_conservative_mode_does_not_split_axes() -> None:
     # ([i, j])->([ij]) {i=2, j=16}: "y"=4 must split into "y":(1)2 and "y":(2)2.
     ex, exp = _explain(RESHAPE_2X16, "main:arg0", conservative_propagation=True)
-    reasons = {b.axis: b.reason for b in exp.blocked}
-    assert reasons['"y":(1)2'].startswith("conservative mode"), format_explanation(ex, exp)
+    reasons = {b.axis: (b.kind, b.reason) for b in exp.blocked}
+    kind, reason = reasons['"y":(1)2']
+    assert kind == "conservative", format_explanation(ex, exp)
+    assert reason.startswith("conservative mode"), format_explanation(ex, exp)
 
 
 def test_sub_axes_chain_back_to_the_whole_axis() -> None:
@@ -436,6 +460,20 @@ def test_an_axis_further_away_stops_at_the_reduction(name: str, path: list[str])
         assert f"(on %1, {len(path) - 1} ops away)" in text and "path: " + " -> ".join(path) in text
 
 
+SORT = next(c.values[0] for c in CASES if c.id == "need-replication")
+# sort along dim 1 alone: its pass-through factor i crosses in round 2, need-replication j in 3.
+SORT_ALONE = module(
+    "%arg0: tensor<8x16xf32> " + sharded("[{'x', ?}, {'y', ?}]"),
+    [
+        '%0 = "stablehlo.sort"(%arg0) <{dimension = 1 : i64, is_stable = false}> ({',
+        "^bb0(%a: tensor<f32>, %b: tensor<f32>):",
+        "  %c = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+        "  stablehlo.return %c : tensor<i1>",
+        "}) : (tensor<8x16xf32>) -> tensor<8x16xf32>",
+        "return %0 : tensor<8x16xf32>",
+    ],
+    "tensor<8x16xf32>",
+)
 USER_ROUNDS = module(
     "%arg0: tensor<8x8xf32> "
     + sharded("[{'x', ?}p0, {?}]")
@@ -458,19 +496,31 @@ def _round(ex, exp, axis: str) -> str:
         (MLP, "%0", '"x"', "op-priority round 2"),
         # tanh moves it in the run that put it on %0
         (MLP, "%1", '"y"', "op-priority round 2"),
-        (CASES[10].values[0], "%0", '"y"', "op-priority round 0"),  # from the add
+        (SORT, "%0", '"y"', "op-priority round 0"),  # from the add
+        (SORT_ALONE, "%0", '"x"', "op-priority round 2"),
+        (SORT_ALONE, "%0", '"y"', "op-priority round 3"),
         # A dim with priority p1 waits for the second user-priority round.
         (USER_ROUNDS, "%0", '"x"', "user-priority round 0, op-priority round 0"),
         (USER_ROUNDS, "%0", '"y"', "user-priority round 1, op-priority round 0"),
     ],
-    ids=["dot-round-2", "tanh-same-run", "add-round-0", "p0-first", "p1-second"],
+    ids=[
+        "dot-round-2",
+        "tanh-same-run",
+        "add-round-0",
+        "sort-pass-through-round-2",
+        "sort-need-replication-round-3",
+        "p0-first",
+        "p1-second",
+    ],
 )
 def test_the_round_of_a_step(text, name, axis, expected) -> None:
     ex, exp = _explain(text, name)
     assert expected in _round(ex, exp, axis), format_explanation(ex, exp)
 
 
-@pytest.mark.parametrize("text", [MLP, USER_ROUNDS], ids=["mlp", "user-rounds"])
+@pytest.mark.parametrize(
+    "text", [MLP, USER_ROUNDS, SORT_ALONE], ids=["mlp", "user-rounds", "sort-alone"]
+)
 def test_these_modules_propagate_as_shardy_does(text: str) -> None:
     ours = load_text(text, "case.mlir")
     propagation_pipeline(ours)
