@@ -234,6 +234,18 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
                 "op": where(key.defining_op) if isinstance(key, Value) else "",
                 "operands": _operand_names(module, key),
                 "explanation": format_explanation(ex, exp),
+                "stopped": [
+                    {
+                        "axis": b.axis,
+                        "on": key_name(module, b.other),
+                        "op": where(b.op),
+                        "factor": b.factor,
+                        "kind": b.kind,
+                        "reason": b.reason,
+                        "path": [key_name(module, k) for k in b.path],
+                    }
+                    for b in exp.blocked
+                ],
             }
         )
     _totals(report)
