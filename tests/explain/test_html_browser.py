@@ -35,6 +35,7 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--disable-dev-shm-usage",  # containers often have a small /dev/shm
     "--enable-logging=stderr",
     "--v=0",
 ]
