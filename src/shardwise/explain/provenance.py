@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from shardwise.ir import Module, Op, Value
 from shardwise.propagation.factor_propagation import PropagationDirection
+from shardwise.propagation.passes import op_priority_round
 from shardwise.propagation.projection import ShardingProjection
 from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
 from shardwise.rules.rule import OpShardingRule, factor_symbol
@@ -134,7 +135,10 @@ class ProvenanceObserver:
             self._started = True
         strategy = type(driver.strategy).__name__.replace("FactorPropagation", "").lower()
         if driver is not self._driver:
-            place = (_op_round(driver), int(self.strategies == 2 and strategy == "aggressive"))
+            place = (
+                op_priority_round(driver.direction_fn),
+                int(self.strategies == 2 and strategy == "aggressive"),
+            )
             if self._driver is not None and place <= self._place:
                 self._user_round += 1
             self._driver, self._place = driver, place
@@ -240,16 +244,6 @@ class ProvenanceObserver:
                 self.origins.setdefault(key, {}).setdefault(axis, Origin(axis, None))
                 if dim.priority is not None:
                     self.priorities.setdefault((key, axis), dim.priority)
-
-
-def _op_round(driver) -> int:
-    """The op-priority round of a driver: its direction function unites the schedule's first
-    round + 1 heuristics (`passes._OpBasedDirection`); without op priorities, 0."""
-    fn = driver.direction_fn
-    per_op, per_factor = getattr(fn, "per_op", None), getattr(fn, "per_factor", None)
-    if per_op is None or per_factor is None:
-        return 0
-    return len(per_op) + len(per_factor) - 1
 
 
 def _func_name(func: Op) -> str:

@@ -16,7 +16,7 @@ from shardwise.explain.provenance import (
 )
 from shardwise.ir import Module, Op, Value
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.passes import _OP_SCHEDULE
+from shardwise.propagation.passes import OP_PRIORITY_ROUNDS
 from shardwise.propagation.pipeline import export_after_propagation, import_and_propagate
 from shardwise.propagation.sharding_access import get_sharding
 
@@ -37,7 +37,7 @@ def explain_module(module: Module, options: PropagationOptions | None = None) ->
     options = options or PropagationOptions()
     strategies = 2 if options.propagation_strategy == "basic-then-aggressive" else 1
     # One driver per op-priority round (the op schedule's heuristics) and strategy.
-    rounds = len(_OP_SCHEDULE) if options.run_op_priority_propagation else 1
+    rounds = OP_PRIORITY_ROUNDS if options.run_op_priority_propagation else 1
     observer = ProvenanceObserver(options.conservative_propagation, rounds, strategies)
     observer.record_annotations(module)
     import_and_propagate(module, options, observer)

@@ -221,6 +221,15 @@ _OP_SCHEDULE: tuple[Callable[[Op, int], PropagationDirection], ...] = (
 )
 
 
+# How many op-priority rounds ``sdy-op-priority-propagate`` runs.
+OP_PRIORITY_ROUNDS = len(_OP_SCHEDULE)
+
+
+def op_priority_round(direction_fn: object) -> int:
+    """The op-priority round a driver's direction function belongs to; 0 outside them."""
+    return getattr(direction_fn, "round", 0)
+
+
 def _op_based_direction(priority: int, direction_fn: DirectionFn) -> DirectionFn:
     return _OpBasedDirection(_OP_SCHEDULE[: priority + 1], direction_fn)
 
@@ -241,6 +250,7 @@ class _OpBasedDirection:
         self.per_op = [h for h in reversed(schedule) if h not in _FACTOR_DEPENDENT]
         self.per_factor = [h for h in schedule if h in _FACTOR_DEPENDENT]
         self.direction_fn = direction_fn
+        self.round = len(schedule) - 1
 
     def __call__(self, op: Op, factor: int) -> PropagationDirection:
         direction = self.for_op(op)
