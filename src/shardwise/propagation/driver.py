@@ -305,16 +305,23 @@ class PropagationDriver:
     # -- the four patterns ------------------------------------------------------------------
 
     def _propagate_registered_op(self, op: Op) -> None:
-        rule = self._rule_of(op)
-        if rule is None:
+        # The hot path of the driver (every op, every round): the rule stored on the op, the
+        # shardings read once, and the step skipped when no value has a sharding (no mesh:
+        # `propagate_tensor_shardings` would return at once).
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if type(rule) is not OpShardingRule:
+            rule = self._rule_of(op)
+            if rule is None:
+                return
+        operand_shardings = [get_sharding(v) for v in op.operands]
+        result_shardings = [get_sharding(v) for v in op.results]
+        # `any` is false only for all-None lists (a TensorSharding is always truthy).
+        if not any(operand_shardings) and not any(result_shardings):
             return
-        operands, results = self._value_side(op.operands), self._value_side(op.results)
-        if all(s is None for s in operands.shardings) and all(s is None for s in results.shardings):
-            return  # no mesh: `propagate_tensor_shardings` would return at once
         self.propagate_tensor_shardings(
             op,
-            operands,
-            results,
+            self._value_side(op.operands, operand_shardings),
+            self._value_side(op.results, result_shardings),
             rule,
             self._direction_for(op),
             self.conservative,
@@ -406,13 +413,14 @@ class PropagationDriver:
             return for_op(op)
         return lambda f: self.direction_fn(op, f)
 
-    def _value_side(self, values: Sequence[Value]) -> _Tensors:
+    def _value_side(
+        self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
+    ) -> _Tensors:
+        """`values` with their shardings (read here unless given) and a setter."""
         values = list(values)
-        return _Tensors(
-            values,
-            [get_sharding(v) for v in values],
-            lambda i, sharding: set_sharding(values[i], sharding),
-        )
+        if shardings is None:
+            shardings = [get_sharding(v) for v in values]
+        return _Tensors(values, shardings, lambda i, sharding: set_sharding(values[i], sharding))
 
     # -- func results -------------------------------------------------------------------------
 
@@ -444,6 +452,10 @@ class PropagationDriver:
     # -- the shared step (propagateTensorShardings) -----------------------------------------
 
     def _common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None:
+        refs = {s.mesh_or_ref for s in shardings if s is not None}
+        if len(refs) == 1:  # the usual case: every sharding names the same mesh
+            ref = refs.pop()
+            return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
         mesh_or_ref = None
         mesh: Mesh | None = None
         for sharding in shardings:
