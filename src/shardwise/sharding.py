@@ -178,15 +178,17 @@ class TensorSharding:
         dims = tuple(replace(d, is_closed=False) for d in self.dim_shardings)
         return replace(self, dim_shardings=dims)
 
-    def is_equivalent(self, other: TensorSharding | None, ignore_unreduced: bool = False) -> bool:
-        """Same mesh and axes per dim; open/closed, priorities and replicated axes ignored."""
-        if other is None:
-            return self.is_fully_replicated and (ignore_unreduced or not self.unreduced_axes)
-        if self.is_fully_replicated and (ignore_unreduced or not self.unreduced_axes):
-            return other.is_fully_replicated and (ignore_unreduced or not other.unreduced_axes)
-        if self.mesh_or_ref != other.mesh_or_ref:
-            return False
-        if not ignore_unreduced and self.unreduced_axes != other.unreduced_axes:
+    def is_equivalent(self, other: TensorSharding | None) -> bool:
+        """Same mesh and axes per dim; open/closed, priorities, replicated and unreduced axes
+        ignored; a fully replicated sharding is equivalent to none.
+
+        This is `isEquivalent` as built into jaxlib 0.10.2; later Shardy (2026-06-23) also
+        compares unreduced axes, but 0.10.2 inserts no reshard after a call whose result
+        differs from the callee's only in unreduced axes.
+        """
+        if self.is_fully_replicated:
+            return other is None or other.is_fully_replicated
+        if other is None or self.mesh_or_ref != other.mesh_or_ref:
             return False
         if self.rank != other.rank:
             return False
