@@ -12,6 +12,7 @@ Values compare by identity (they are graph nodes); the attribute and type values
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -562,7 +563,12 @@ def func_result_attrs(func: Op, index: int, create: bool = False) -> dict[str, A
 
 def func_result_types(func: Op) -> list[Type]:
     """The result types from the ``function_type`` property: ``(a, b) -> (c, d)``."""
-    text = str(func.properties["function_type"])
+    return list(_result_types_of(str(func.properties["function_type"])))
+
+
+@functools.lru_cache(maxsize=1024)
+def _result_types_of(text: str) -> tuple[Type, ...]:
+    """Scanned once per function type text: passes ask for a func's results per result."""
     depth = 0
     arrow = -1
     for i, c in enumerate(text):
@@ -577,7 +583,7 @@ def func_result_types(func: Op) -> list[Type]:
     results = text[arrow + 2 :].strip()
     if results.startswith("(") and results.endswith(")"):
         results = results[1:-1]
-    return [parse_type(t) for t in split_top_level(results)]
+    return tuple(parse_type(t) for t in split_top_level(results))
 
 
 def split_top_level(text: str) -> list[str]:

@@ -170,8 +170,13 @@ class TensorSharding:
 
     def closed_like(self) -> TensorSharding:
         """All dims closed, replicated axes dropped, unreduced kept (`getClosedLike`)."""
-        dims = tuple(replace(d, is_closed=True) for d in self.dim_shardings)
-        return replace(self, dim_shardings=dims, replicated_axes=())
+        # Built field by field: `replace` inspects the fields on every call (export closes
+        # every sharding of the module).
+        dims = tuple(
+            d if d.is_closed else DimensionSharding(d.axes, True, d.priority)
+            for d in self.dim_shardings
+        )
+        return TensorSharding(self.mesh_or_ref, dims, (), self.unreduced_axes, self.reduction_op)
 
     def open_like(self) -> TensorSharding:
         """All dims open, replicated axes kept (`getOpenLike`)."""
