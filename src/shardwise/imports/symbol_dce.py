@@ -8,6 +8,7 @@ stay) or if a live op, or an op nested in one, names it in an attribute (``calle
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
 
@@ -17,8 +18,8 @@ __all__ = ["symbol_dce"]
 _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
 
 
-def _referenced_names(op: Op) -> set[str]:
-    names: set[str] = set()
+def _referenced_names(op: Op) -> Iterator[str]:
+    """Every symbol name `op` or an op nested in it refers to (with repeats), in walk order."""
     for nested in op.walk():
         for attrs in (nested.properties, nested.attributes):
             for key, value in attrs.items():
@@ -30,8 +31,7 @@ def _referenced_names(op: Op) -> set[str]:
                     continue
                 for m in _REF_RE.finditer(text):
                     if m.group(1) is not None:
-                        names.add(string_attr_value(m.group(1)))
-    return names
+                        yield string_attr_value(m.group(1))
 
 
 def _is_private(op: Op) -> bool:
@@ -48,12 +48,17 @@ def symbol_dce(module: Module) -> None:
             symbols[name] = op
     live = {id(op) for op in module.body.ops if not _is_private(op)}
     worklist = [op for op in module.body.ops if id(op) in live]
-    while worklist:
+    # Private symbols not found live yet: once there are none, the rest of the walk is moot.
+    pending = sum(1 for op in symbols.values() if id(op) not in live)
+    while worklist and pending:
         for name in _referenced_names(worklist.pop()):
             target = symbols.get(name)
             if target is not None and id(target) not in live:
                 live.add(id(target))
                 worklist.append(target)
+                pending -= 1
+                if not pending:
+                    break
     for op in list(module.body.ops):
         if id(op) not in live:
             op.erase()
