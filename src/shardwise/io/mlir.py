@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import os
 import re
 import tempfile
@@ -60,9 +61,49 @@ _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
 
 def _ir() -> Any:
     """The bindings' ``ir`` module (imported on first use: ``import shardwise`` stays light)."""
-    from jax._src.lib.mlir import ir as mlir_ir
+    from jaxlib.mlir import ir as mlir_ir
 
     return mlir_ir
+
+
+@functools.cache
+def _context_setup() -> tuple[Any, Any, Any]:
+    """What every context gets: JAX's dialect registry, a thread pool, the context class.
+
+    This is what ``jax._src.interpreters.mlir.make_ir_context`` sets up, built from jaxlib
+    alone: importing ``jax`` itself costs ~2 s of every ``shardwise`` command's start-up and
+    loading/writing needs none of it.
+    """
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+
+    mlir_ir = _ir()
+
+    class _Context(mlir_ir.Context):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            # As JAX's context: skip the site `Context.__init__`, which loads every dialect
+            # linked into the binary; only the registered ones below are wanted.
+            super(mlir_ir.Context, self).__init__()
+
+    registry = mlir_ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    return registry, mlir_ir.ThreadPool(), _Context
+
+
+def _make_context() -> Any:
+    """A context with the dialects JAX registers (same as JAX's `make_ir_context`)."""
+    from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
+
+    registry, pool, context_class = _context_setup()
+    context = context_class()
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    context.set_thread_pool(pool)
+    sdy.register_dialect(context)
+    mpmd.register_dialect(context)
+    mhlo.register_mhlo_dialect(context)
+    chlo.register_dialect(context)
+    stablehlo.register_dialect(context)
+    return context
 
 
 def _parse(text: str) -> Any:
@@ -71,9 +112,7 @@ def _parse(text: str) -> Any:
     A fresh context per module: one shared context would rename ``dense_resource`` blobs on
     every reparse (``blob`` -> ``blob_1``) and keep every attribute ever parsed alive.
     """
-    from jax._src.interpreters import mlir as jax_mlir
-
-    return _ir().Module.parse(text, context=jax_mlir.make_ir_context())
+    return _ir().Module.parse(text, context=_make_context())
 
 
 # -- locations ---------------------------------------------------------------------------------
