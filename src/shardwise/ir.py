@@ -40,6 +40,7 @@ __all__ = [
     "func_result_attrs",
     "func_result_types",
     "split_top_level",
+    "is_bare_key",
     "copy_attr",
     "clone_op",
     "clone_region",
@@ -155,7 +156,7 @@ class DictAttr:
     def __str__(self) -> str:
         parts = []
         for name, value in self.entries.items():
-            key = name if _is_bare_key(name) else '"' + name + '"'
+            key = name if is_bare_key(name) else '"' + name + '"'
             parts.append(key if value is UNIT else f"{key} = {value}")
         return "{" + ", ".join(parts) + "}"
 
@@ -175,7 +176,8 @@ UNIT = RawAttr("unit")
 _BARE_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$.]*$")
 
 
-def _is_bare_key(name: str) -> bool:
+def is_bare_key(name: str) -> bool:
+    """Whether a dictionary key prints bare (``a.b``) rather than quoted (``"a-b"``)."""
     return bool(_BARE_KEY_RE.match(name))
 
 

@@ -602,6 +602,10 @@ class _Printer:
         self.with_locs = with_locs
         self.markers = markers
         self.types: dict[ir.Type, str] = {}
+        # Texts of frozen attribute values (shardings, rules): a sharding seen on many ops is
+        # printed once. Dict keys too (quoted or bare).
+        self.attrs: dict[Any, str] = {}
+        self.keys: dict[str, str] = {}
         self.names: dict[int, str] = {}
         self.next_id = 0
         self.out: list[str] = []
@@ -619,6 +623,32 @@ class _Printer:
         if text is None:
             text = self.types[type] = str(type)
         return text
+
+    def attr_text(self, value: Any) -> str:
+        """`str(value)`, the same text as `ir.DictAttr.__str__` gives, memoized by value."""
+        cls = type(value)
+        if cls is ir.RawAttr:
+            return value.text
+        if cls is ir.DictAttr:
+            return self.dict_text(value.entries)
+        if cls is ir.ArrayAttr:
+            return "[" + ", ".join([self.attr_text(e) for e in value.elements]) + "]"
+        try:
+            text = self.attrs.get(value)
+        except TypeError:  # not hashable: not a frozen value
+            return str(value)
+        if text is None:
+            text = self.attrs[value] = str(value)
+        return text
+
+    def dict_text(self, entries: dict[str, Any]) -> str:
+        parts = []
+        for name, value in entries.items():
+            key = self.keys.get(name)
+            if key is None:
+                key = self.keys[name] = name if ir.is_bare_key(name) else '"' + name + '"'
+            parts.append(key if value is ir.UNIT else key + " = " + self.attr_text(value))
+        return "{" + ", ".join(parts) + "}"
 
     def loc(self, loc_text: str | None, location: Location | None) -> str:
         if not self.with_locs:
@@ -638,7 +668,7 @@ class _Printer:
         if op.successors:
             out.append("[" + ", ".join(op.successors) + "]")
         if op.properties:
-            out.append(" <" + _dict_text(op.properties) + ">")
+            out.append(" <" + self.dict_text(op.properties) + ">")
         if op.regions:
             out.append(" (")
             for i, region in enumerate(op.regions):
@@ -647,7 +677,7 @@ class _Printer:
                 self.print_region(region, indent)
             out.append(")")
         if op.attributes:
-            out.append(" " + _dict_text(op.attributes))
+            out.append(" " + self.dict_text(op.attributes))
         operand_types = ", ".join(self.type_text(v.type) for v in op.operands)
         result_types = ", ".join(self.type_text(v.type) for v in op.results)
         out.append(f" : ({operand_types}) -> ({result_types})")
@@ -675,10 +705,6 @@ class _Printer:
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _dict_text(entries: dict[str, Any]) -> str:
-    return str(ir.DictAttr(entries))
 
 
 def print_generic(
