@@ -24,6 +24,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         action="append",
         metavar="NAME",
         help="pass to compare, e.g. 'sdy-aggressive-propagate{propagation-strategy=basic}'; "
+        "a comma chains passes ('sdy-propagation-pipeline,sdy-reshard-to-collectives'); "
         "repeatable (default: the four propagation passes)",
     )
     parser.add_argument("--out", metavar="DIR", help="directory for shrunk diverging modules")

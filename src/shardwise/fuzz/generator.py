@@ -13,18 +13,11 @@ from __future__ import annotations
 import math
 import random
 
-from shardwise.fuzz.program import (
-    AxisSpec,
-    DimSpec,
-    FArg,
-    FOp,
-    FResult,
-    MeshSpec,
-    Program,
-    ShardingSpec,
-    TType,
-    print_program,
-)
+from shardwise.fuzz import constructs
+from shardwise.fuzz.builder import DIM_SIZES as _DIM_SIZES
+from shardwise.fuzz.builder import Builder as _Builder
+from shardwise.fuzz.builder import random_mesh, random_sharding
+from shardwise.fuzz.program import Program, TType, print_program
 
 __all__ = ["generate_program", "generate_module", "random_sharding", "OP_KINDS"]
 
@@ -51,110 +44,24 @@ OP_KINDS = (
     "iota",
     "clamp",
     "while",
+    *constructs.CONSTRUCT_KINDS,
 )
 _KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1, 2)
-_DIM_SIZES = (1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 16, 32)
-_AXIS_NAMES = ("x", "y", "z", "w")
-
-
-# -- meshes and shardings ----------------------------------------------------------------------
-
-
-def _random_mesh(rng: random.Random, name: str) -> MeshSpec:
-    n = rng.choice((1, 2, 2, 2, 3, 3))
-    names = rng.sample(_AXIS_NAMES, n)
-    axes = tuple((a, rng.choice((1, 2, 2, 3, 4, 4, 4, 6, 8, 8))) for a in names)
-    ids = None
-    total = math.prod(s for _, s in axes)
-    if total > 1 and rng.random() < 0.15:
-        perm = list(range(total))
-        while perm == sorted(perm):
-            rng.shuffle(perm)
-        ids = tuple(perm)
-    return MeshSpec(name, axes, ids)
-
-
-def _sub_axes(name: str, size: int) -> list[AxisSpec]:
-    """Every valid proper sub-axis ``"name":(pre)sub`` of an axis of `size`."""
-    out = []
-    for pre in range(1, size):
-        for sub in range(2, size):
-            # pre * sub must divide the axis; the whole axis (1)size is not a sub-axis.
-            if size % (pre * sub) == 0 and not (pre == 1 and sub == size):
-                out.append(AxisSpec(name, pre, sub))
-    return out
-
-
-def _axis_units(mesh: MeshSpec, rng: random.Random) -> list[AxisSpec]:
-    """A random set of non-overlapping axis refs: per axis, the full axis or some sub-axes."""
-    units: list[AxisSpec] = []
-    for name, size in mesh.axes:
-        subs = _sub_axes(name, size)
-        if subs and rng.random() < 0.3:
-            first = rng.choice(subs)
-            units.append(first)
-            # A second, disjoint sub-axis of the same axis (e.g. (1)2 and (4)2 of 8).
-            others = [
-                s for s in subs if s.pre * s.size <= first.pre or first.pre * first.size <= s.pre
-            ]
-            if others and rng.random() < 0.4:
-                units.append(rng.choice(others))
-        else:
-            units.append(AxisSpec(name))
-    rng.shuffle(units)
-    return units
-
-
-def random_sharding(
-    rng: random.Random, meshes: list[MeshSpec], rank: int, allow_priority: bool = True
-) -> ShardingSpec:
-    mesh = rng.choice(meshes)
-    units = _axis_units(mesh, rng)
-    dims: list[DimSpec] = []
-    for _ in range(rank):
-        axes: list[AxisSpec] = []
-        while units and rng.random() < 0.45:
-            unit = units.pop()
-            # Two sub-axes of one axis in one dimension must not be mergeable; keep it simple.
-            if any(a.name == unit.name for a in axes):
-                units.insert(0, unit)
-                break
-            axes.append(unit)
-        closed = rng.random() < 0.55
-        prio = rng.choice((0, 1, 2, 3)) if allow_priority and rng.random() < 0.25 else None
-        if closed and not axes:
-            prio = None  # the verifier rejects a priority on an empty closed dimension
-        dims.append(DimSpec(tuple(axes), closed, prio))
-    replicated: list[AxisSpec] = []
-    unreduced: list[AxisSpec] = []
-    for unit in units:
-        r = rng.random()
-        if r < 0.2:
-            replicated.append(unit)
-        elif r < 0.27:
-            unreduced.append(unit)
-    order = [n for n, _ in mesh.axes]
-
-    def key(a: AxisSpec) -> tuple[int, int]:
-        return order.index(a.name), a.pre or 0
-
-    return ShardingSpec(
-        mesh.name,
-        tuple(dims),
-        _sorted_unmergeable(replicated, key),
-        _sorted_unmergeable(unreduced, key),
-    )
-
-
-def _sorted_unmergeable(axes: list[AxisSpec], key) -> tuple[AxisSpec, ...]:
-    """Sorted, dropping a sub-axis that would merge with the one before ("x":(1)2, "x":(2)2)."""
-    out: list[AxisSpec] = []
-    for a in sorted(axes, key=key):
-        prev = out[-1] if out else None
-        if prev and prev.name == a.name and prev.pre is not None and prev.pre * prev.size == a.pre:
-            continue
-        out.append(a)
-    return tuple(out)
+# case, optimization_barrier, call, sharding_group, manual_computation, reshard
+_KIND_WEIGHTS += (3, 2, 3, 2, 3, 3)
+# What a private callee's body is grown from (no calls, groups or manual computations in it).
+_CALLEE_KINDS = (
+    "unary",
+    "binary",
+    "dot_general",
+    "reshape",
+    "transpose",
+    "reduce",
+    "sharding_constraint",
+    "reshard",
+    "optimization_barrier",
+    "case",
+)
 
 
 # -- shapes ------------------------------------------------------------------------------------
@@ -193,69 +100,6 @@ def _reshape_target(rng: random.Random, shape: tuple[int, ...]) -> tuple[int, ..
     for q in primes:
         out[rng.randrange(rank)] *= q
     return tuple(out)
-
-
-class _Builder:
-    """Grows one program: a pool of values by name, fresh args on demand."""
-
-    def __init__(self, rng: random.Random, meshes: list[MeshSpec]) -> None:
-        self.rng = rng
-        self.meshes = meshes
-        self.args: list[FArg] = []
-        self.ops: list[FOp] = []
-        self.types: dict[str, TType] = {}
-        self.uses: dict[str, int] = {}
-        self.zero_f32: str | None = None
-
-    def new_arg(self, ttype: TType) -> str:
-        name = f"a{len(self.args)}"
-        sharding = None
-        if ttype.dtype != "i1" and self.rng.random() < 0.6:
-            sharding = random_sharding(self.rng, self.meshes, len(ttype.shape))
-        self.args.append(FArg(name, ttype, sharding))
-        self.types[name] = ttype
-        return name
-
-    def emit(self, kind: str, operands: list[str], ttype: TType, **attrs) -> str:
-        name = f"v{len(self.ops)}"
-        sharding = None
-        if kind not in ("constant", "sharding_constraint") and self.rng.random() < 0.15:
-            sharding = random_sharding(self.rng, self.meshes, len(ttype.shape))
-        self.ops.append(FOp(kind, name, list(operands), ttype, dict(attrs), sharding))
-        self.types[name] = ttype
-        for o in operands:
-            self.uses[o] = self.uses.get(o, 0) + 1
-        return name
-
-    def constant(self, dtype: str, value: str) -> str:
-        name = f"v{len(self.ops)}"
-        self.ops.append(FOp("constant", name, [], TType((), dtype), {"value": value}))
-        self.types[name] = TType((), dtype)
-        return name
-
-    def f32_values(self, min_rank: int = 0) -> list[str]:
-        return [n for n, t in self.types.items() if t.dtype == "f32" and len(t.shape) >= min_rank]
-
-    def pick(self, min_rank: int = 1) -> str:
-        """A float value: usually a recent one (deep chains), sometimes any (multi-use)."""
-        pool = self.f32_values(min_rank)
-        if not pool:
-            shape = tuple(self.rng.choice(_DIM_SIZES) for _ in range(max(min_rank, 2)))
-            return self.new_arg(TType(shape))
-        if self.rng.random() < 0.6:
-            return pool[-1 - self.rng.randrange(min(3, len(pool)))]
-        return self.rng.choice(pool)
-
-    def find_or_arg(self, ttype: TType) -> str:
-        same = [n for n, t in self.types.items() if t == ttype]
-        if same and self.rng.random() < 0.6:
-            return self.rng.choice(same)
-        return self.new_arg(ttype)
-
-    def zero(self) -> str:
-        if self.zero_f32 is None or self.rng.random() < 0.3:
-            self.zero_f32 = self.constant("f32", "0.000000e+00")
-        return self.zero_f32
 
 
 # -- one builder per op kind -------------------------------------------------------------------
@@ -547,7 +391,19 @@ _BUILDERS = {
     "iota": _iota,
     "clamp": _clamp,
     "while": _while,
+    "case": constructs.case,
+    "optimization_barrier": constructs.optimization_barrier,
+    "call": lambda b: constructs.call(b, _grow_callee),
+    "sharding_group": constructs.sharding_group,
+    "manual_computation": constructs.manual_computation,
+    "reshard": constructs.reshard,
 }
+
+
+def _grow_callee(b: _Builder, count: int) -> None:
+    """`count` random ops of the kinds a callee may hold."""
+    for _ in range(count):
+        _BUILDERS[b.rng.choice(_CALLEE_KINDS)](b)
 
 
 # -- whole programs ----------------------------------------------------------------------------
@@ -556,9 +412,9 @@ _BUILDERS = {
 def generate_program(seed: int | str) -> Program:
     """A random valid program; deterministic in `seed`."""
     rng = random.Random(seed)
-    meshes = [_random_mesh(rng, "mesh")]
+    meshes = [random_mesh(rng, "mesh")]
     if rng.random() < 0.2:
-        meshes.append(_random_mesh(rng, "mesh2"))
+        meshes.append(random_mesh(rng, "mesh2"))
     b = _Builder(rng, meshes)
     for _ in range(rng.randint(1, 3)):
         rank = rng.choice((1, 2, 2, 3, 3, 4))
@@ -567,29 +423,7 @@ def generate_program(seed: int | str) -> Program:
     while sum(1 for op in b.ops if op.kind != "constant") < target:
         kind = rng.choices(OP_KINDS, _KIND_WEIGHTS)[0]
         _BUILDERS[kind](b)
-    return Program(meshes, b.args, b.ops, _choose_results(b))
-
-
-def _choose_results(b: _Builder) -> list[FResult]:
-    rng = b.rng
-    last = [op.name for op in b.ops if op.kind != "constant"][-1]
-    names = [last]
-    unused = [op.name for op in b.ops if op.kind != "constant" and b.uses.get(op.name, 0) == 0]
-    # Keep at most two dead ops: Shardy's user-priority pass crashes on many dead ops that
-    # carry prioritized shardings, and a crash hides the module from the comparison.
-    rng.shuffle(unused)
-    for name in unused[rng.randint(0, 2) :]:
-        if name not in names:
-            names.append(name)
-    if rng.random() < 0.1 and b.args:
-        names.append(b.args[0].name)  # a func arg returned directly
-    results = []
-    for name in names:
-        sharding = None
-        if b.types[name].dtype != "i1" and rng.random() < 0.4:
-            sharding = random_sharding(rng, b.meshes, len(b.types[name].shape))
-        results.append(FResult(name, sharding))
-    return results
+    return Program(meshes, b.args, b.ops, b.choose_results(), b.funcs)
 
 
 def generate_module(seed: int | str) -> str:

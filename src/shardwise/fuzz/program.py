@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 __all__ = [
     "AxisSpec",
     "DimSpec",
+    "FBody",
+    "FFunc",
     "FOp",
     "FArg",
     "FResult",
@@ -19,7 +21,9 @@ __all__ = [
     "Program",
     "ShardingSpec",
     "TType",
+    "op_uses",
     "print_program",
+    "rename_uses",
 ]
 
 
@@ -128,16 +132,89 @@ class FResult:
 
 
 @dataclass(slots=True)
+class FBody:
+    """The block of a region: args (none for `stablehlo.case` branches, which capture values
+    from above), ops, and the returned values."""
+
+    args: list[FArg]
+    ops: list[FOp]
+    results: list[str]
+
+    def defined(self) -> set[str]:
+        names = {a.name for a in self.args}
+        for op in self.ops:
+            names.update(_result_names(op))
+        return names
+
+
+@dataclass(slots=True)
+class FFunc:
+    """A private callee: ``func.func private @name(args) -> (results)``."""
+
+    name: str
+    args: list[FArg]
+    ops: list[FOp]
+    results: list[FResult]
+
+    def result_types(self) -> list[TType]:
+        types = _value_types(self.args, self.ops)
+        return [types[r.value] for r in self.results]
+
+
+@dataclass(slots=True)
 class Program:
     meshes: list[MeshSpec]
     args: list[FArg]
     ops: list[FOp]
     results: list[FResult]
+    funcs: list[FFunc] = field(default_factory=list)
 
     def value_types(self) -> dict[str, TType]:
-        types = {a.name: a.type for a in self.args}
-        types.update({op.name: op.type for op in self.ops})
-        return types
+        return _value_types(self.args, self.ops)
+
+
+def _result_names(op: FOp) -> list[str]:
+    if op.kind == "sharding_group":
+        return []
+    return [op.name] + [n for n, _ in op.attrs.get("extra", ())]
+
+
+def _value_types(args: list[FArg], ops: list[FOp]) -> dict[str, TType]:
+    types = {a.name: a.type for a in args}
+    for op in ops:
+        types[op.name] = op.type
+        types.update(dict(op.attrs.get("extra", ())))
+        for body in _bodies(op):
+            types.update(_value_types(body.args, body.ops))
+    return types
+
+
+def _bodies(op: FOp) -> list[FBody]:
+    if op.kind == "case":
+        return op.attrs["branches"]
+    if op.kind == "manual_computation":
+        return [op.attrs["body"]]
+    return []
+
+
+def op_uses(op: FOp) -> list[str]:
+    """The values `op` reads from the enclosing body: operands, and what its regions capture."""
+    uses = list(op.operands)
+    for body in _bodies(op):
+        inner = body.defined()
+        for o in [u for inner_op in body.ops for u in op_uses(inner_op)] + body.results:
+            if o not in inner:
+                uses.append(o)
+    return uses
+
+
+def rename_uses(op: FOp, old: str, new: str) -> None:
+    """Replace every read of `old` by `new` in `op` and the region bodies it holds."""
+    op.operands = [new if o == old else o for o in op.operands]
+    for body in _bodies(op):
+        for inner in body.ops:
+            rename_uses(inner, old, new)
+        body.results = [new if r == old else r for r in body.results]
 
 
 # -- printing ----------------------------------------------------------------------------------
@@ -150,12 +227,48 @@ def _ints(values) -> str:
 def _attr_dict(op: FOp) -> str:
     if op.sharding is None:
         return ""
-    return f" {{sdy.sharding = #sdy.sharding_per_value<[{op.sharding.body()}]>}}"
+    shardings = [op.sharding] + list(op.attrs.get("extra_shardings", ()))
+    body = ", ".join(s.body() for s in shardings)
+    return f" {{sdy.sharding = #sdy.sharding_per_value<[{body}]>}}"
+
+
+def _result_types(op: FOp) -> list[TType]:
+    return [op.type] + [t for _, t in op.attrs.get("extra", ())]
+
+
+def _results_type(op: FOp) -> str:
+    types = _result_types(op)
+    if len(types) == 1:
+        return str(types[0])
+    return "(" + ", ".join(map(str, types)) + ")"
 
 
 def _fn_type(op: FOp, types: dict[str, TType]) -> str:
     ins = ", ".join(str(types[o]) for o in op.operands)
-    return f"({ins}) -> {op.type}"
+    return f"({ins}) -> {_results_type(op)}"
+
+
+def _head(op: FOp) -> str:
+    """``    %v3 = `` or, for an op with n > 1 results, ``    %v3:n = ``."""
+    extra = op.attrs.get("extra")
+    if not extra:
+        return f"    %{op.name} = "
+    return f"    %{op.name.split('#')[0]}:{len(extra) + 1} = "
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["  " + line for line in lines]
+
+
+def _print_body(body: FBody, types: dict[str, TType], terminator: str) -> list[str]:
+    """The ops of a region body (one level deeper than its op) and its return."""
+    lines: list[str] = []
+    for inner in body.ops:
+        lines += _indent(_print_op(inner, types))
+    vals = ", ".join(f"%{r}" for r in body.results)
+    rtypes = ", ".join(str(types[r]) for r in body.results)
+    lines.append(f"      {terminator} {vals} : {rtypes}")
+    return lines
 
 
 def _add_body(indent: str) -> list[str]:
@@ -169,7 +282,7 @@ def _add_body(indent: str) -> list[str]:
 def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
     k, a = op.kind, op.attrs
     ops = [f"%{o}" for o in op.operands]
-    head = f"    %{op.name} = "
+    head = _head(op)
     attrs = _attr_dict(op)
     fn = _fn_type(op, types)
     if k == "constant":
@@ -250,7 +363,52 @@ def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
         return [f"{head}sdy.sharding_constraint {ops[0]} {a['sharding'].body()} : {op.type}"]
     if k == "propagation_barrier":
         return [f"{head}sdy.propagation_barrier {ops[0]} allowed_direction={a['dir']} : {op.type}"]
+    return _print_construct(op, types)
+
+
+def _print_construct(op: FOp, types: dict[str, TType]) -> list[str]:
+    """Calls, groups, reshards, barriers and the region ops (case, manual computation)."""
+    k, a = op.kind, op.attrs
+    ops = ", ".join(f"%{o}" for o in op.operands)
+    head = _head(op)
+    attrs = _attr_dict(op)
+    if k == "reshard":
+        return [f"{head}sdy.reshard {ops} {a['sharding'].body()} : {op.type}"]
+    if k == "sharding_group":
+        return [f"    sdy.sharding_group {ops} group_id={a['group']} : {types[op.operands[0]]}"]
+    if k == "optimization_barrier":
+        rtypes = ", ".join(str(t) for t in _result_types(op))
+        return [f"{head}stablehlo.optimization_barrier{attrs} {ops} : {rtypes}"]
+    if k == "call":
+        return [f"{head}call @{a['callee']}({ops}){attrs} : {_fn_type(op, types)}"]
+    if k == "case":
+        lines = [f'{head}"stablehlo.case"({ops}) ({{']
+        for j, branch in enumerate(a["branches"]):
+            if j:
+                lines.append("    }, {")
+            lines += _print_body(branch, types, "stablehlo.return")
+        lines.append(f"    }}){attrs} : {_fn_type(op, types)}")
+        return lines
+    if k == "manual_computation":
+        return _print_manual_computation(op, types)
     raise ValueError(f"unknown fuzz op kind '{k}'")
+
+
+def _print_manual_computation(op: FOp, types: dict[str, TType]) -> list[str]:
+    a = op.attrs
+    body: FBody = a["body"]
+    ins = ", ".join(s.body() for s in a["in_shardings"])
+    outs = ", ".join(s.body() for s in a["out_shardings"])
+    manual = ", ".join(f'"{m}"' for m in a["manual_axes"])
+    block = ", ".join(f"%{arg.name}: {arg.type}" for arg in body.args)
+    operands = ", ".join(f"%{o}" for o in op.operands)
+    lines = [
+        f"{_head(op)}sdy.manual_computation({operands}) in_shardings=[{ins}] "
+        f"out_shardings=[{outs}] manual_axes={{{manual}}} ({block}) {{"
+    ]
+    lines += _print_body(body, types, "sdy.return")
+    lines.append(f"    }} : {_fn_type(op, types)}")
+    return lines
 
 
 def _print_while(op: FOp, types: dict[str, TType]) -> list[str]:
@@ -296,21 +454,31 @@ def _arg_text(arg: FArg) -> str:
     return f"%{arg.name}: {arg.type}{attr}"
 
 
-def print_program(prog: Program) -> str:
-    """Pretty MLIR text of `prog` (one module, meshes first, one public func @main)."""
-    types = prog.value_types()
-    lines = ["module {"]
-    lines += [f"  {m}" for m in prog.meshes]
-    args = ", ".join(_arg_text(a) for a in prog.args)
+def _print_func(
+    name: str, args: list[FArg], ops: list[FOp], results: list[FResult], private: bool
+) -> list[str]:
+    types = _value_types(args, ops)
     res = []
-    for r in prog.results:
+    for r in results:
         attr = "" if r.sharding is None else f" {{sdy.sharding = {r.sharding}}}"
         res.append(f"{types[r.value]}{attr}")
-    lines.append(f"  func.func @main({args}) -> ({', '.join(res)}) {{")
-    for op in prog.ops:
+    visibility = "private " if private else ""
+    arg_text = ", ".join(_arg_text(a) for a in args)
+    lines = [f"  func.func {visibility}@{name}({arg_text}) -> ({', '.join(res)}) {{"]
+    for op in ops:
         lines += _print_op(op, types)
-    vals = ", ".join(f"%{r.value}" for r in prog.results)
-    rtypes = ", ".join(str(types[r.value]) for r in prog.results)
-    lines.append(f"    return {vals} : {rtypes}")
-    lines += ["  }", "}", ""]
+    vals = ", ".join(f"%{r.value}" for r in results)
+    rtypes = ", ".join(str(types[r.value]) for r in results)
+    lines += [f"    return {vals} : {rtypes}", "  }"]
+    return lines
+
+
+def print_program(prog: Program) -> str:
+    """Pretty MLIR text of `prog`: meshes, the public func @main, then the private callees."""
+    lines = ["module {"]
+    lines += [f"  {m}" for m in prog.meshes]
+    lines += _print_func("main", prog.args, prog.ops, prog.results, private=False)
+    for f in prog.funcs:
+        lines += _print_func(f.name, f.args, f.ops, f.results, private=True)
+    lines += ["}", ""]
     return "\n".join(lines)

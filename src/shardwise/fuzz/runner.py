@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from shardwise.fuzz.generator import generate_program
 from shardwise.fuzz.program import Program, print_program
-from shardwise.fuzz.worker import ReferenceOutcome, ReferenceWorker
+from shardwise.fuzz.worker import ReferenceOutcome, ReferenceWorker, split_passes
 
 __all__ = [
     "CampaignReport",
@@ -38,18 +39,31 @@ _MAX_ATTEMPTS = 5
 
 
 def run_ours(text: str, pass_name: str) -> tuple[bool, str]:
-    """Our pass (any registered Shardy name, with options) on `text`: (True, printed module)
+    """Our pass (any registered Shardy name, with options; several chained by commas, as in
+    ``sdy-propagation-pipeline,sdy-reshard-to-collectives``) on `text`: (True, printed module)
     or (False, the error)."""
+    ok, out, _ = _run_ours_checked(text, pass_name)
+    return ok, out
+
+
+def _run_ours_checked(text: str, pass_name: str) -> tuple[bool, str, bool]:
+    """`run_ours` plus whether a failure was a clear `ShardwiseError` (not a Python bug)."""
+    from shardwise.errors import ShardwiseError
     from shardwise.io.mlir import load_text, write_text
     from shardwise.passes import prepare_pass
 
     try:
-        run = prepare_pass(pass_name)
+        runs = [prepare_pass(p) for p in split_passes(pass_name)]
         module = load_text(text, "fuzz.mlir")
-        run(module)
-        return True, write_text(module)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Shardy's warnings go to its log, not compared
+            for run in runs:
+                run(module)
+        return True, write_text(module), True
+    except ShardwiseError as e:
+        return False, f"{type(e).__name__}: {e}", True
     except Exception as e:  # noqa: BLE001 - any failure of ours is a finding
-        return False, f"{type(e).__name__}: {e}"
+        return False, f"{type(e).__name__}: {e}", False
 
 
 def _same(ref: tuple[bool, str], ours: tuple[bool, str]) -> bool:
@@ -76,6 +90,9 @@ class CampaignReport:
     divergences: list[Divergence] = field(default_factory=list)
     crashes: int = 0
     crash_seeds: list[str] = field(default_factory=list)  # "<seed> <pass>"
+    # Where the reference crashed, ours must still give a result or a ShardwiseError: the
+    # "<seed> <pass>: <exception>" cases where ours raised anything else.
+    ours_bugs_on_crashes: list[str] = field(default_factory=list)
     rejects: int = 0
     seconds: float = 0.0
 
@@ -86,6 +103,7 @@ class CampaignReport:
         self.divergences += other.divergences
         self.crashes += other.crashes
         self.crash_seeds += other.crash_seeds
+        self.ours_bugs_on_crashes += other.ours_bugs_on_crashes
         self.rejects += other.rejects
 
     def summary(self) -> str:
@@ -101,6 +119,11 @@ class CampaignReport:
             more = len(self.crash_seeds) - 5
             shown = ", ".join(self.crash_seeds[:5]) + (f", ... ({more} more)" if more > 0 else "")
             lines.append(f"  reference crashed on: {shown}")
+        lines.append(
+            "  of which ours raised a Python error (not a ShardwiseError): "
+            f"{len(self.ours_bugs_on_crashes)}"
+        )
+        lines += [f"    {b}" for b in self.ours_bugs_on_crashes]
         for d in self.divergences:
             lines.append(f"  DIVERGENCE {d.pass_name} seed {d.seed}: {d.reason} -> {d.path}")
         return "\n".join(lines)
@@ -166,6 +189,9 @@ def _chunk(
                 if status[j] == "crash":
                     report.crashes += 1
                     report.crash_seeds.append(f"{key} {p}")
+                    _, error, clear = _run_ours_checked(text, p)
+                    if not clear:
+                        report.ours_bugs_on_crashes.append(f"{key} {p}: {error[:200]}")
                     continue
                 if status[j] == "match":
                     report.matches[p] = report.matches.get(p, 0) + 1

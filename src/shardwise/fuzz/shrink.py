@@ -13,7 +13,17 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from shardwise.fuzz.program import FArg, Program, ShardingSpec
+from shardwise.fuzz.program import (
+    AxisSpec,
+    DimSpec,
+    FArg,
+    FFunc,
+    FOp,
+    Program,
+    ShardingSpec,
+    op_uses,
+    rename_uses,
+)
 
 __all__ = ["shrink_program"]
 
@@ -41,17 +51,25 @@ def shrink_program(prog: Program, still_fails: Callable[[Program], bool]) -> Pro
 def _candidates(prog: Program) -> Iterator[Program]:
     yield from _drop_results(prog)
     yield from _delete_ops(prog)
+    yield from _drop_unused_funcs(prog)
+    yield from _delete_callee_ops(prog)
     yield from _drop_unused_args(prog)
     yield from _drop_shardings(prog)
     yield from _simplify_shardings(prog)
     yield from _simplify_meshes(prog)
 
 
-def _used(prog: Program) -> set[str]:
+def _used(prog: Program | FFunc) -> set[str]:
     used = {r.value for r in prog.results}
     for op in prog.ops:
-        used.update(op.operands)
+        used.update(op_uses(op))
     return used
+
+
+def _results(op: FOp) -> list[str]:
+    if op.kind == "sharding_group":
+        return []
+    return [op.name] + [n for n, _ in op.attrs.get("extra", ())]
 
 
 def _drop_results(prog: Program) -> Iterator[Program]:
@@ -62,9 +80,9 @@ def _drop_results(prog: Program) -> Iterator[Program]:
             yield p
 
 
-def _rename(prog: Program, old: str, new: str) -> None:
+def _rename(prog: Program | FFunc, old: str, new: str) -> None:
     for op in prog.ops:
-        op.operands = [new if o == old else o for o in op.operands]
+        rename_uses(op, old, new)
     for r in prog.results:
         if r.value == old:
             r.value = new
@@ -75,22 +93,59 @@ def _delete_ops(prog: Program) -> Iterator[Program]:
     # Later ops first: deleting near the results tends to remove whole chains.
     for i in reversed(range(len(prog.ops))):
         op = prog.ops[i]
-        if op.name not in used:
+        results = [r for r in _results(op) if r in used]
+        if not results:
             p = copy.deepcopy(prog)
             del p.ops[i]
             yield p
             continue
         types = prog.value_types()
         same = [o for o in op.operands if types[o] == op.type]
-        replacements = same[:1] + ["<new-arg>"]
-        for repl in replacements:
+        if same and results == [op.name]:
             p = copy.deepcopy(prog)
             del p.ops[i]
-            if repl == "<new-arg>":
-                repl = _fresh_arg_name(p)
-                p.args.append(FArg(repl, op.type))
-            _rename(p, op.name, repl)
+            _rename(p, op.name, same[0])
             yield p
+        p = copy.deepcopy(prog)
+        del p.ops[i]
+        for r in results:  # every used result becomes a new func arg
+            arg = _fresh_arg_name(p)
+            p.args.append(FArg(arg, types[r]))
+            _rename(p, r, arg)
+        yield p
+
+
+def _drop_unused_funcs(prog: Program) -> Iterator[Program]:
+    called = {op.attrs["callee"] for op in prog.ops if op.kind == "call"}
+    called |= {op.attrs["callee"] for f in prog.funcs for op in f.ops if op.kind == "call"}
+    if any(f.name not in called for f in prog.funcs):
+        p = copy.deepcopy(prog)
+        p.funcs = [f for f in p.funcs if f.name in called]
+        yield p
+
+
+def _delete_callee_ops(prog: Program) -> Iterator[Program]:
+    """Delete a callee's op: dead, or its uses rewired to a same-type operand (the callee's
+    signature never changes, so its call sites stay valid)."""
+    for fi, func in enumerate(prog.funcs):
+        used = _used(func)
+        for i in reversed(range(len(func.ops))):
+            op = func.ops[i]
+            results = [r for r in _results(op) if r in used]
+            if results and (results != [op.name] or op.kind == "constant"):
+                continue
+            same = [o for o in op.operands if _callee_types(func).get(o) == op.type]
+            if results and not same:
+                continue
+            p = copy.deepcopy(prog)
+            del p.funcs[fi].ops[i]
+            if results:
+                _rename(p.funcs[fi], op.name, same[0])
+            yield p
+
+
+def _callee_types(func: FFunc) -> dict:
+    return Program([], func.args, func.ops, func.results).value_types()
 
 
 def _fresh_arg_name(prog: Program) -> str:
@@ -110,46 +165,55 @@ def _drop_unused_args(prog: Program) -> Iterator[Program]:
         yield p
 
 
-def _sharding_slots(prog: Program) -> Iterator[tuple[str, int]]:
-    for i, a in enumerate(prog.args):
-        if a.sharding is not None:
-            yield "arg", i
-    for i, r in enumerate(prog.results):
-        if r.sharding is not None:
-            yield "result", i
-    for i, op in enumerate(prog.ops):
-        if op.sharding is not None:
-            yield "op", i
-        if op.kind == "sharding_constraint":
-            yield "constraint", i
+def _sharding_slots(prog: Program) -> Iterator[tuple[int, str, int]]:
+    """(func, kind, index): func -1 is @main, else the index of a callee."""
+    bodies: list[Program | FFunc] = [prog, *prog.funcs]
+    for fi, body in enumerate(bodies, start=-1):
+        for i, a in enumerate(body.args):
+            if a.sharding is not None:
+                yield fi, "arg", i
+        for i, r in enumerate(body.results):
+            if r.sharding is not None:
+                yield fi, "result", i
+        for i, op in enumerate(body.ops):
+            if op.sharding is not None:
+                yield fi, "op", i
+            if op.kind in ("sharding_constraint", "reshard"):
+                yield fi, "constraint", i
 
 
-def _get(prog: Program, slot: tuple[str, int]) -> ShardingSpec:
-    kind, i = slot
+def _body(prog: Program, fi: int) -> Program | FFunc:
+    return prog if fi < 0 else prog.funcs[fi]
+
+
+def _get(prog: Program, slot: tuple[int, str, int]) -> ShardingSpec:
+    fi, kind, i = slot
+    body = _body(prog, fi)
     if kind == "arg":
-        return prog.args[i].sharding
+        return body.args[i].sharding
     if kind == "result":
-        return prog.results[i].sharding
+        return body.results[i].sharding
     if kind == "op":
-        return prog.ops[i].sharding
-    return prog.ops[i].attrs["sharding"]
+        return body.ops[i].sharding
+    return body.ops[i].attrs["sharding"]
 
 
-def _set(prog: Program, slot: tuple[str, int], value: ShardingSpec | None) -> None:
-    kind, i = slot
+def _set(prog: Program, slot: tuple[int, str, int], value: ShardingSpec | None) -> None:
+    fi, kind, i = slot
+    body = _body(prog, fi)
     if kind == "arg":
-        prog.args[i].sharding = value
+        body.args[i].sharding = value
     elif kind == "result":
-        prog.results[i].sharding = value
+        body.results[i].sharding = value
     elif kind == "op":
-        prog.ops[i].sharding = value
+        body.ops[i].sharding = value
     else:
-        prog.ops[i].attrs["sharding"] = value
+        body.ops[i].attrs["sharding"] = value
 
 
 def _drop_shardings(prog: Program) -> Iterator[Program]:
     for slot in _sharding_slots(prog):
-        if slot[0] == "constraint":
+        if slot[1] == "constraint":
             continue
         p = copy.deepcopy(prog)
         _set(p, slot, None)
@@ -183,13 +247,44 @@ def _simplify_shardings(prog: Program) -> Iterator[Program]:
 
 
 def _mesh_uses(prog: Program) -> dict[str, set[str]]:
+    """Per mesh, the axes any sharding names (``<used>`` when the mesh is named at all)."""
     uses: dict[str, set[str]] = {m.name: set() for m in prog.meshes}
-    for slot in _sharding_slots(prog):
-        s = _get(prog, slot)
+    for s in _all_shardings(prog):
         names = {a.name for d in s.dims for a in d.axes}
         names |= {a.name for a in s.replicated + s.unreduced}
         uses.setdefault(s.mesh, set()).update(names | {"<used>"})
     return uses
+
+
+def _all_shardings(prog: Program) -> Iterator[ShardingSpec]:
+    """Every sharding of the module, including those in region bodies and op attributes."""
+    for slot in _sharding_slots(prog):
+        yield _get(prog, slot)
+    for body in [prog, *prog.funcs]:
+        for op in body.ops:
+            yield from _nested_shardings(op)
+
+
+def _nested_shardings(op: FOp) -> Iterator[ShardingSpec]:
+    a = op.attrs
+    yield from a.get("extra_shardings", ())
+    yield from a.get("in_shardings", ())
+    yield from a.get("out_shardings", ())
+    if op.kind == "manual_computation":
+        # Manual axes count as used: pretend a sharding names them all.
+        mesh = a["in_shardings"][0].mesh if a["in_shardings"] else a["out_shardings"][0].mesh
+        yield ShardingSpec(mesh, (DimSpec(tuple(AxisSpec(m) for m in a["manual_axes"])),))
+    bodies = a.get("branches", []) + ([a["body"]] if "body" in a else [])
+    if op.kind == "while":
+        yield from (extra for kind, extra in a["body"] if kind == "constraint")
+        bodies = []
+    for body in bodies:
+        for inner in body.ops:
+            if inner.sharding is not None:
+                yield inner.sharding
+            if "sharding" in inner.attrs:
+                yield inner.attrs["sharding"]
+            yield from _nested_shardings(inner)
 
 
 def _simplify_meshes(prog: Program) -> Iterator[Program]:

@@ -20,7 +20,21 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-__all__ = ["ReferenceOutcome", "ReferenceWorker", "main"]
+__all__ = ["ReferenceOutcome", "ReferenceWorker", "main", "split_passes"]
+
+
+def split_passes(spec: str) -> list[str]:
+    """``"a{x=1,y=2},b"`` -> ``["a{x=1,y=2}", "b"]``: a comma outside braces chains passes."""
+    parts, depth, cur = [], 0, ""
+    for ch in spec:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    return [p for p in parts if p]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +157,7 @@ def _run(text: str, name: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        return {"ok": True, "text": run_pass(text, name)}
+        return {"ok": True, "text": run_pass(text, split_passes(name))}
     except ReferenceError as e:
         return {"ok": False, "text": "\n".join(e.diagnostics) or str(e)}
 
