@@ -23,15 +23,29 @@ def _referenced_names(op: Op) -> Iterator[str]:
     for nested in op.walk():
         for attrs in (nested.properties, nested.attributes):
             for key, value in attrs.items():
-                # Typed sdy values only name meshes, which are public (always live).
-                if key == "sym_name" or not isinstance(value, (RawAttr, DictAttr, ArrayAttr)):
-                    continue
-                text = str(value)
-                if "@" not in text:
-                    continue
-                for m in _REF_RE.finditer(text):
-                    if m.group(1) is not None:
-                        yield string_attr_value(m.group(1))
+                if key != "sym_name":
+                    yield from _references_in(value)
+
+
+def _references_in(value: object) -> Iterator[str]:
+    """The symbols `value` names; dict and array attributes are read element by element.
+
+    Typed sdy values only name meshes, which are public (always live): skipped, also inside
+    dictionaries (a func's ``arg_attrs``), so no sharding is printed just to be searched.
+    """
+    cls = type(value)
+    if cls is RawAttr:
+        text = value.text  # type: ignore[attr-defined]
+        if "@" in text:
+            for m in _REF_RE.finditer(text):
+                if m.group(1) is not None:
+                    yield string_attr_value(m.group(1))
+    elif cls is DictAttr:
+        for item in value.entries.values():  # type: ignore[attr-defined]
+            yield from _references_in(item)
+    elif cls is ArrayAttr:
+        for item in value.elements:  # type: ignore[attr-defined]
+            yield from _references_in(item)
 
 
 def _is_private(op: Op) -> bool:
