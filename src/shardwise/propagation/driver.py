@@ -117,13 +117,14 @@ def _static_tensor_type(value: Value) -> TensorType | None:
     return t if isinstance(t, TensorType) and t.is_static else None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Tensors:
-    """One side (operands or results) of a propagation step: values, shardings, setter."""
+    """One side (operands or results) of a propagation step: values, shardings, setter
+    (None: `set_sharding` of the value, the usual case)."""
 
     values: Sequence[Value]
     shardings: list[TensorSharding | None]
-    setter: Callable[[int, TensorSharding], None]
+    setter: Callable[[int, TensorSharding], None] | None = None
     is_func_result: bool = False
 
 
@@ -416,11 +417,10 @@ class PropagationDriver:
     def _value_side(
         self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
     ) -> _Tensors:
-        """`values` with their shardings (read here unless given) and a setter."""
-        values = list(values)
+        """`values` with their shardings (read here unless given), set with `set_sharding`."""
         if shardings is None:
             shardings = [get_sharding(v) for v in values]
-        return _Tensors(values, shardings, lambda i, sharding: set_sharding(values[i], sharding))
+        return _Tensors(values, shardings)
 
     # -- func results -------------------------------------------------------------------------
 
@@ -441,7 +441,7 @@ class PropagationDriver:
 
             self.propagate_tensor_shardings(
                 func,
-                _Tensors([value], [get_sharding(value)], lambda _i, s, v=value: set_sharding(v, s)),
+                _Tensors([value], [get_sharding(value)]),
                 _Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
                 identity_rule(t),
                 lambda _f: PropagationDirection.BOTH,
@@ -513,6 +513,8 @@ class PropagationDriver:
             new_operands, new_results = self._observed_step(
                 op, operands, results, rule, mesh_name, mesh, directions, conservative
             )
+        if not any(new_operands) and not any(new_results):  # the step changed no tensor
+            return False
         changed = False
         for side, news in ((operands, new_operands), (results, new_results)):
             for i, new in enumerate(news):
@@ -546,7 +548,10 @@ class PropagationDriver:
         old = side.shardings[i]
         if (old is None and new.empty_axes) or new == old:
             return False
-        side.setter(i, new)
+        if side.setter is None:
+            set_sharding(side.values[i], new)
+        else:
+            side.setter(i, new)
         if side.is_func_result:
             return True
         value = side.values[i]
