@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
-from shardwise.errors import InternalError
+from shardwise.errors import InputError, InternalError
 from shardwise.export.explicit_reshards_ops import OpContext, process_dot, process_op
 from shardwise.export.explicit_reshards_unreduced import (
     Builder,
@@ -64,6 +64,8 @@ def insert_explicit_reshards(module: Module, enable_full_version: bool = False) 
     """Run the pass on every ``func.func`` of `module`, in place."""
     meshes = MeshTable(module.meshes())
     for func in module.funcs:
+        if not func.regions or not func.regions[0].blocks:
+            continue  # a declaration: nothing to do (Shardy 0.10.2 aborts on it)
         _FuncPass(module, meshes, func, enable_full_version).run()
 
 
@@ -223,9 +225,15 @@ class _FuncPass:
                 self.to_target(use, sharding, after_operand=True, full=full)
 
     def call_op(self, call: Op, full: bool) -> None:
-        targets: Sequence[TensorSharding] | None = func_arg_shardings(
-            self.module, callee_of(self.module, call)
-        )
+        callee = callee_of(self.module, call)
+        if not callee.regions or not callee.regions[0].blocks:
+            # Shardy 0.10.2 aborts on a call to a declaration: its args carry no shardings.
+            raise InputError(
+                f"cannot insert reshards for the call to @{self.module.symbol_name(callee)}: "
+                "the function is a declaration without a body",
+                call.location,
+            )
+        targets: Sequence[TensorSharding] | None = func_arg_shardings(self.module, callee)
         if targets is None:
             mesh_ref = None
             for v in call.operands:

@@ -171,6 +171,13 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
     for call in calls:
         name = callee_name(call)
         func = _lookup_func(table, call)
+        if name not in moved and (not func.regions or not func.regions[0].blocks):
+            # Shardy aborts here; a declaration has no body to inline into the call.
+            raise InputError(
+                f"cannot import the call to @{name}: the function is a declaration without "
+                "a body; give it a body or inline it before propagation",
+                call.location,
+            )
         named = _named_computation_for(module, call, func)
         block = call.parent
         assert block is not None
