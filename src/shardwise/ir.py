@@ -330,13 +330,13 @@ class Op:
         yield self
         stack = [_nested_ops(self)] if self.regions else []
         while stack:
-            op = next(stack[-1], None)
-            if op is None:
+            for op in stack[-1]:  # a for loop, not next() per op: resumed after each descent
+                yield op
+                if op.regions:
+                    stack.append(_nested_ops(op))
+                    break
+            else:
                 stack.pop()
-                continue
-            yield op
-            if op.regions:
-                stack.append(_nested_ops(op))
 
     def walk_post_order(self) -> Iterator[Op]:
         """MLIR's default walk order: nested ops before their parent.
@@ -347,14 +347,14 @@ class Op:
         stack = [(self, _nested_ops_copied(self))]
         while stack:
             op, children = stack[-1]
-            child = next(children, None)
-            if child is None:
+            for child in children:  # resumed after each descent, as in `walk`
+                if child.regions:
+                    stack.append((child, _nested_ops_copied(child)))
+                    break
+                yield child
+            else:
                 stack.pop()
                 yield op
-            elif child.regions:
-                stack.append((child, _nested_ops_copied(child)))
-            else:
-                yield child
 
     @property
     def is_terminator(self) -> bool:
