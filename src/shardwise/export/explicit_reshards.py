@@ -323,6 +323,10 @@ class _FuncPass:
     ) -> str | None:
         """The mesh all shardings share (ignoring device order), None if none/different/maximal;
         among meshes that differ in device order, the most common one of sharded tensors."""
+        refs = {s.mesh_or_ref for s in ins + outs if s is not None}
+        if len(refs) == 1 and isinstance(single := next(iter(refs)), str):
+            # The usual case, every sharding naming one mesh: the walk below would pick it.
+            return None if self.meshes.of_name(single).is_maximal else single
         ref = None
         mesh: Mesh | None = None
         for s in ins + outs:
