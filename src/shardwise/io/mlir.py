@@ -253,7 +253,12 @@ def load_text(text: str, filename: str = "-") -> ir.Module:
                 f"the input parses, but not once its loc(...) are blanked: {e}",
                 Location(filename),
             ) from None
-    printed = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+    # Local scope: every location printed inline, no ``#locN`` alias table to resolve (faster
+    # to print and to read). It also leaves out the ``{-# dialect_resources #-}`` block, so a
+    # text that has one is printed in the full form.
+    printed = module.operation.get_asm(
+        print_generic_op_form=True, enable_debug_info=True, use_local_scope="{-#" not in text
+    )
     result = gen.parse_generic(printed, filename, _sdy_parser(), positions)
     result.source = text
     return result
