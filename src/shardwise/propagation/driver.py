@@ -32,6 +32,7 @@ from shardwise.propagation.projection import ShardingProjection
 from shardwise.propagation.sharding_access import (
     data_flow_edge_for_source,
     get_func_result_sharding,
+    get_result_shardings,
     get_sharding,
     set_func_result_sharding,
     set_sharding,
@@ -315,7 +316,7 @@ class PropagationDriver:
             if rule is None:
                 return
         operand_shardings = [get_sharding(v) for v in op.operands]
-        result_shardings = [get_sharding(v) for v in op.results]
+        result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):
             return

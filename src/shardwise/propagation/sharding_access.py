@@ -28,6 +28,7 @@ __all__ = [
     "data_flow_edge_for_source",
     "shardable_value",
     "get_sharding",
+    "get_result_shardings",
     "set_sharding",
     "get_func_result_sharding",
     "set_func_result_sharding",
@@ -120,6 +121,16 @@ def get_sharding(value: Value) -> TensorSharding | None:
         return data_flow.get_edge_owner_sharding(op, v)
     shardings = get_op_shardings(op)
     return shardings[v.index] if shardings else None
+
+
+def get_result_shardings(op: Op) -> list[TensorSharding | None]:
+    """`get_sharding` of every result of `op`, reading an ordinary op's list once."""
+    if op.name in _SPECIAL_OWNERS:
+        return [get_sharding(v) for v in op.results]
+    attr = op.attributes.get(SHARDING_ATTR)
+    if isinstance(attr, TensorShardingPerValue) and attr.shardings:
+        return list(attr.shardings)
+    return [None] * len(op.results)
 
 
 def set_sharding(value: Value, sharding: TensorSharding) -> None:
