@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from shardwise.ir import (
     SHARDING_ATTR,
+    Block,
     Op,
     Value,
     func_arg_attrs,
@@ -106,6 +107,13 @@ def get_sharding(value: Value) -> TensorSharding | None:
         if isinstance(attr, TensorShardingPerValue) and attr.shardings:
             return attr.shardings[value.index]
         return None
+    if type(owner) is Block and owner.parent_op is not None:
+        func = owner.parent_op
+        if func.name == "func.func":
+            # Second fast path: a func argument (`shardable_value` would return it as is; a
+            # func is not a data-flow op).
+            attrs = func_arg_attrs(func, value.index)
+            return attrs.get(SHARDING_ATTR) if attrs is not None else None
     v = shardable_value(value)
     if v is None:
         return None
