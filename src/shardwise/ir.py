@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardwise.errors import Location
+from shardwise.errors import UNKNOWN_LOCATION, Location
 
 __all__ = [
     "TensorType",
@@ -273,7 +273,7 @@ class Op:
         self.attributes: dict[str, Any] = attributes or {}
         self.regions: list[Region] = []
         self.successors: list[str] = []
-        self.location = location or Location()
+        self.location = location or UNKNOWN_LOCATION
         self.loc_text = loc_text
         self.parent: Block | None = None
         for v in operands or []:

@@ -52,6 +52,20 @@ _VALUE_NAME_RE = re.compile(r"%[\w$.\-]+")
 _FAST_VALUE_RE = re.compile(
     r'(?:[^,{}<>\[\]()"]|"(?:[^"\\]|\\.)*"|<[^<>{}\[\]()"]*>|\[[^\[\]{}<>()"]*\])+'
 )
+# The same with up to three levels of brackets of any kind (sdy shardings, dot dimension
+# numbers, precision lists): a bracket here is exactly a `_BRACKET_RE` bracket (``->`` and
+# ``>=`` are not closers), so wherever it matches it agrees with the bracket scan.
+_STR = r'"(?:[^"\\]|\\.)*"'
+_IN0 = r'[^{}<>\[\]()"\-]|-(?!>)|' + _STR
+
+
+def _nested(inner: str) -> str:
+    return rf"(?:<(?:{inner})*>(?!=)|\[(?:{inner})*\]|\{{(?:{inner})*\}}|\((?:{inner})*\))"
+
+
+_IN1 = _IN0 + "|" + _nested(_IN0)
+_IN2 = _IN0 + "|" + _nested(_IN1)
+_NESTED_VALUE_RE = re.compile(r'(?:[^,{}<>\[\]()"\-]|-(?!>)|' + _STR + "|" + _nested(_IN2) + ")+")
 _DICT_SEP_RE = re.compile(r"\s*([,}])")
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _SIMPLE_TYPE_RE = re.compile(r"[!\w.$\-]+")
@@ -65,8 +79,6 @@ _OP_END_RE = re.compile(
 )
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
 _ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
-# The bindings name the buffer they parse "-": such a location is a position in that text.
-_LOC_POS_RE = re.compile(r'^loc\("-":(\d+):(\d+)\)$')
 _RESOURCES_RE = re.compile(r"^\{-#.*?^#-\}[ \t]*\n?", re.M | re.S)
 
 # Texts we keep beside the IR because `ir.Value` / `ir.Module` have no field for them:
@@ -156,6 +168,8 @@ def _offset_location(text: str, pos: int, filename: str = "-") -> Location:
 
 def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
     """Strip the ``#locN = loc(...)`` lines; return the rest and the fully resolved aliases."""
+    if "#loc" not in text:  # printed in local scope: no aliases
+        return text, {}
     raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
     body = _ALIAS_LINE_RE.sub("", text) if raw else text
     resolved: dict[str, str] = {}
@@ -195,11 +209,16 @@ def _substitute_aliases(loc_text: str, aliases: dict[str, str]) -> str:
 
 
 def loc_position(loc_text: str | None, filename: str) -> Location:
-    """``loc("-":3:8)`` -> Location(filename, 3, 8); anything else -> unknown."""
-    m = _LOC_POS_RE.match(loc_text) if loc_text is not None else None
-    if m is None:
+    """``loc("-":3:8)`` -> Location(filename, 3, 8); anything else -> unknown.
+
+    The bindings name the buffer they parse "-": such a location is a position in that text.
+    """
+    if loc_text is None or not loc_text.startswith('loc("-":') or not loc_text.endswith(")"):
         return Location(filename)
-    return Location(filename, int(m.group(1)), int(m.group(2)))
+    line, _, col = loc_text[8:-1].partition(":")
+    if not (line.isdecimal() and col.isdecimal()):
+        return Location(filename)
+    return Location(filename, int(line), int(col))
 
 
 # -- attributes --------------------------------------------------------------------------------
@@ -239,6 +258,8 @@ def _parse_dict_at(text: str, pos: int, sdy_parser: SdyParser | None) -> tuple[d
             else:
                 start = m.end()
                 fast = _FAST_VALUE_RE.match(text, start)
+                if fast is None or text[fast.end()] not in ",}":
+                    fast = _NESTED_VALUE_RE.match(text, start)
                 if fast is not None and text[fast.end()] in ",}":
                     stop = fast.end()
                 else:
@@ -363,42 +384,49 @@ class _Parser:
         m = _OP_START_RE.match(text, self.pos)
         if m is None:
             raise self.error("expected an operation in generic form")
-        self.pos = m.end()
-        result_names: list[tuple[str, int]] = []
-        if m.group(1) is not None:
-            for item in m.group(1).split(", "):
-                name, _, count = item.partition(":")
-                result_names.append((name, int(count) if count else 1))
-        op = ir.Op(m.group(2))
-        if self.op_positions is not None and len(self.ops) < len(self.op_positions):
-            op.location = self.op_positions[len(self.ops)]
-        self.ops.append(op)
-        operands = [self.lookup(item) for item in m.group(3).split(", ")] if m.group(3) else []
-        if m.group(4) is not None:
-            op.successors = [s.strip() for s in m.group(4).split(",")]
+        results_text, name, operands_text, successors_text = m.groups()
+        pos = m.end()
+        op = ir.Op(name)
+        ops = self.ops
+        if self.op_positions is not None and len(ops) < len(self.op_positions):
+            op.location = self.op_positions[len(ops)]
+        ops.append(op)
+        lookup = self.lookup
+        operands = [lookup(item) for item in operands_text.split(", ")] if operands_text else []
+        if successors_text is not None:
+            op.successors = [s.strip() for s in successors_text.split(",")]
         errors: list[ParseError] = []
         self.attr_errors = errors
-        if text.startswith("<{", self.pos):
-            op.properties, self.pos = _parse_dict_at(text, self.pos + 1, self.sdy_parser)
-            self.expect(">")
-            self.skip_ws()
-        if text.startswith("({", self.pos):
+        if text.startswith("<{", pos):
+            op.properties, pos = _parse_dict_at(text, pos + 1, self.sdy_parser)
+            if text.startswith(">", pos):
+                pos += 1
+            else:
+                self.pos = pos
+                self.expect(">")
+                pos = self.pos
+            pos = _WS_RE.match(text, pos).end()  # type: ignore[union-attr]
+        if text.startswith("({", pos):
+            self.pos = pos
             self.parse_regions(op)
-            self.skip_ws()
+            pos = _WS_RE.match(text, self.pos).end()  # type: ignore[union-attr]
             self.attr_errors = errors  # nested ops had their own lists
-        if text.startswith("{", self.pos):
-            op.attributes, self.pos = _parse_dict_at(text, self.pos, self.sdy_parser)
-            self.skip_ws()
+        if text.startswith("{", pos):
+            op.attributes, pos = _parse_dict_at(text, pos, self.sdy_parser)
+            pos = _WS_RE.match(text, pos).end()  # type: ignore[union-attr]
+        self.pos = pos
         result_types, loc_text = self.parse_op_end()
         # MLIR creates an op after parsing its regions: the uses inside the regions come first
         # in each value's use list, then the op's own operands (use order drives propagation).
+        op_operands = op.operands
         for value in operands:
-            op.add_operand(value)
+            value.uses.append((op, len(op_operands)))
+            op_operands.append(value)
         if self.op_positions is None:
             op.location = loc_position(loc_text, self.filename)
         else:
             op.loc_text = loc_text
-        self.add_results(op, result_names, result_types)
+        self.add_results(op, results_text, result_types)
         if errors:
             raise UnsupportedError(
                 f"cannot read an attribute of '{op.name}': {errors[0].message}",
@@ -415,29 +443,38 @@ class _Parser:
             types = self.parse_function_type()
             return types, self.loc_suffix()
         self.pos = m.end()
-        if m.group(2) is not None:
-            types = [ir.parse_type(m.group(2))]
+        results, single, loc_text = m.groups()
+        if single is not None:
+            types = [ir.parse_type(single)]
         else:
-            types = [ir.parse_type(t) for t in _split_types(m.group(1))]
-        loc_text = m.group(3)
+            types = [ir.parse_type(t) for t in _split_types(results)]
         if loc_text is None:
             return types, self.loc_suffix()
         if loc_text[4] == "#":
             return types, self.aliases.get(loc_text[4:-1], loc_text)
         return types, loc_text
 
-    def add_results(self, op: ir.Op, names: list[tuple[str, int]], types: list[ir.Type]) -> None:
-        op.results = [ir.Value(t, op, i) for i, t in enumerate(types)]
+    def add_results(self, op: ir.Op, names_text: str | None, types: list[ir.Type]) -> None:
+        """Create `op`'s results and name them: ``%0``, or ``%1:2`` for ``%1#0`` and ``%1#1``."""
+        op.results = results = [ir.Value(t, op, i) for i, t in enumerate(types)]
+        if names_text is None:
+            return
+        if len(results) == 1 and ":" not in names_text:
+            self.define(names_text, results[0])
+            return
+        items = names_text.split(", ")
         index = 0
-        for name, count in names:
-            if count == 1 and len(names) == 1 and len(types) == 1:
-                self.define(name, op.results[0])
+        for item in items:
+            name, _, count_text = item.partition(":")
+            count = int(count_text) if count_text else 1
+            if count == 1 and len(items) == 1 and len(results) == 1:
+                self.define(name, results[0])
                 return
             for k in range(count):
-                self.define(f"{name}#{k}", op.results[index])
+                self.define(f"{name}#{k}", results[index])
                 index += 1
             if count >= 1:
-                self.scopes[-1].setdefault(name, op.results[index - count])
+                self.scopes[-1].setdefault(name, results[index - count])
 
     def parse_function_type(self) -> list[ir.Type]:
         """``(a, b) -> (c, d)`` or ``(a) -> c``: return the result types."""
@@ -485,12 +522,13 @@ class _Parser:
         self.skip_ws()
         if not self.peek("}") and not self.peek("^"):
             region.add_block(ir.Block())
-        while not self.peek("}"):
-            if self.peek("^"):
+        text = self.text
+        while not text.startswith("}", self.pos):
+            if text.startswith("^", self.pos):
                 region.add_block(self.parse_block_header())
             else:
                 region.blocks[-1].append(self.parse_op())
-            self.skip_ws()
+            self.pos = _WS_RE.match(text, self.pos).end()  # type: ignore[union-attr]
         self.pos += 1
         self.scopes.pop()
         leftover = self.pending.pop()
