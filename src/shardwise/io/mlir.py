@@ -327,7 +327,8 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
     """
     if debug_info is None:
         debug_info = has_explicit_locations(module)
-    text = gen.print_generic(module)
+    # Without debug info the locations are not printed: no need to hand them to MLIR at all.
+    text = gen.print_generic(module, with_locs=debug_info)
     mlir_ir = _ir()
     try:
         parsed = _parse(text)
