@@ -54,11 +54,20 @@ def _insert_explicit_reshards() -> Callable[[Module, bool], None]:
 
 
 def _reshard_to_collectives() -> Callable[[Module], None]:
+    """The pass, then the check Shardy's verifier makes after it that later passes could hide."""
     try:
         from shardwise.export.reshard_to_collectives import reshard_to_collectives
+        from shardwise.export.reshard_to_collectives.verify_after import (
+            verify_collective_permute_meshes,
+        )
     except ImportError:
         return _missing("shardwise.export.reshard_to_collectives.reshard_to_collectives")
-    return reshard_to_collectives
+
+    def run(module: Module) -> None:
+        reshard_to_collectives(module)
+        verify_collective_permute_meshes(module)
+
+    return run
 
 
 def _symbol_dce() -> Callable[[Module], None]:
