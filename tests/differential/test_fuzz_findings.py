@@ -65,6 +65,78 @@ CASES["pipeline-dead-call-result-unreduced-callee"] = (
     "sdy-propagation-pipeline",
 )
 
+# Seed 2026-1746 (pipeline; calls become named computations): an operand of a named
+# computation sharded only later (backward, here through the body's first block argument) does
+# not requeue the edge of another block argument it feeds, so that edge stays unsharded.
+_NAMED = """module {{
+  sdy.mesh @mesh = <["x"=4, "y"=3]>
+  func.func @main(%a0: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {{
+{body}
+  }}
+}}
+"""
+CASES["named-computation-operand-sharded-late-two-block-args"] = (
+    _NAMED.format(
+        body="""    %0:2 = sdy.named_computation<"f">(%a0, %a0) (%b0: tensor<2x4xf32>, %b1: tensor<2x4xf32>) {
+      %e0 = sdy.data_flow_edge %b0 : tensor<2x4xf32>
+      %e1 = sdy.data_flow_edge %b1 : tensor<2x4xf32>
+      %c = sdy.sharding_constraint %e0 <@mesh, [{"y"}, {}]> : tensor<2x4xf32>
+      sdy.return %c, %e1 : tensor<2x4xf32>, tensor<2x4xf32>
+    } : (tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+    return %0#0, %0#1 : tensor<2x4xf32>, tensor<2x4xf32>"""
+    ),
+    "sdy-basic-propagate",
+)
+CASES["named-computation-operand-sharded-late-by-a-later-constraint"] = (
+    _NAMED.format(
+        body="""    %0 = sdy.named_computation<"f">(%a0) (%b0: tensor<2x4xf32>) {
+      %e0 = sdy.data_flow_edge %b0 : tensor<2x4xf32>
+      sdy.return %e0 : tensor<2x4xf32>
+    } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %c = sdy.sharding_constraint %a0 <@mesh, [{"y"}, {}]> : tensor<2x4xf32>
+    return %0, %c : tensor<2x4xf32>, tensor<2x4xf32>"""
+    ),
+    "sdy-basic-propagate",
+)
+# The fuzzer's shrunk module (seed 2026-1746) through the whole pipeline.
+CASES["pipeline-seed-2026-1746-call-operand-sharded-late"] = (
+    """module {
+  sdy.mesh @mesh = <["x"=4, "z"=8]>
+  sdy.mesh @mesh2 = <["z"=4, "y"=3]>
+  func.func @main(%a5: tensor<2x4xf32>, %a6: tensor<4x8x12xf32>) -> (tensor<4x8x12xf32>) {
+    %v12:3 = call @callee0(%a5, %a5, %a5) : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<4x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+    return %a6 : tensor<4x8x12xf32>
+  }
+  func.func private @callee0(%a0: tensor<2x4xf32>, %a1: tensor<2x4xf32>, %a2: tensor<2x4xf32>) -> (tensor<4x2xf32>, tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x":(2)2, ?}]>}, tensor<2x4xf32>) {
+    %v0 = stablehlo.optimization_barrier %a0 : tensor<2x4xf32>
+    %v1 = stablehlo.constant dense<2> : tensor<i32>
+    %v2 = "stablehlo.case"(%v1) ({
+      %v2_k0r0_0 = stablehlo.abs %a1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh2, [{"z":(1)2}, {"z":(2)2, ?}]>]>} : tensor<2x4xf32>
+      %v2_k0r0_1 = stablehlo.add %v2_k0r0_0, %v2_k0r0_0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"z":(2)4}]>]>} : tensor<2x4xf32>
+      %v2_k0r0_2 = sdy.reshard %v2_k0r0_1 <@mesh2, [{"z"}, {?}]> : tensor<2x4xf32>
+      stablehlo.return %v2_k0r0_2 : tensor<2x4xf32>
+    }, {
+      %v2_k1r0_0 = sdy.sharding_constraint %v0 <@mesh2, [{"y"}, {}]> : tensor<2x4xf32>
+      stablehlo.return %v2_k1r0_0 : tensor<2x4xf32>
+    }, {
+      stablehlo.return %v0 : tensor<2x4xf32>
+    }) : (tensor<i32>) -> tensor<2x4xf32>
+    %v3 = "stablehlo.case"(%v1) ({
+      %v3_k0r0_0 = sdy.reshard %a0 <@mesh, [{"x", "z":(1)2}p3, {}]> : tensor<2x4xf32>
+      %v3_k0r0_1 = stablehlo.multiply %v3_k0r0_0, %a2 : tensor<2x4xf32>
+      %v3_k0r0_2 = stablehlo.multiply %v3_k0r0_1, %a0 : tensor<2x4xf32>
+      stablehlo.return %v3_k0r0_2 : tensor<2x4xf32>
+    }, {
+      stablehlo.return %a1 : tensor<2x4xf32>
+    }) : (tensor<i32>) -> tensor<2x4xf32>
+    %v4 = stablehlo.transpose %v0, dims = [1, 0] : (tensor<2x4xf32>) -> tensor<4x2xf32>
+    return %v4, %v3, %v2 : tensor<4x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+  }
+}
+""",
+    "sdy-propagation-pipeline",
+)
+
 
 @pytest.fixture(scope="module")
 def reference():

@@ -76,11 +76,17 @@ def edge_owner_from_target(op: Op, target: Value) -> Value:
 
 
 def edge_owner_from_source(op: Op, user: Op, operand_index: int) -> Value:
-    """The owner target fed by operand `operand_index` of `user` (the op or its terminator)."""
+    """The owner target fed by operand `operand_index` of `user` (the op or its terminator).
+
+    For an operand of a manual/named computation this is the operand itself, not the block
+    argument it feeds: Shardy's `getEdgeOwnerFromSource` does so (its comment says block
+    argument), so `DataFlowEdgeOp::lookup` finds no edge and a change of such an operand does
+    not requeue the body's block-argument edge.
+    """
     if user is not op:  # a terminator of one of the op's regions
         return op.results[operand_index]
     if op.name in _REGION_RESULT_OPS:
-        return op.regions[0].entry.args[operand_index]
+        return op.operands[operand_index]
     return op.results[operand_index]
 
 
