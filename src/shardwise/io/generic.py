@@ -67,6 +67,8 @@ _IN1 = _IN0 + "|" + _nested(_IN0)
 _IN2 = _IN0 + "|" + _nested(_IN1)
 _NESTED_VALUE_RE = re.compile(r'(?:[^,{}<>\[\]()"\-]|-(?!>)|' + _STR + "|" + _nested(_IN2) + ")+")
 _DICT_SEP_RE = re.compile(r"\s*([,}])")
+# Properties with no nested dictionary and no string: ``<{dimensions = array<i64: 2>}>``.
+_SIMPLE_PROPS_RE = re.compile(r'<\{[^{}"]*\}>')
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _SIMPLE_TYPE_RE = re.compile(r"[!\w.$\-]+")
 # Fast paths for the common shapes (no nested brackets); anything else takes the general path.
@@ -301,6 +303,7 @@ class _Parser:
         self.scopes: list[dict[str, ir.Value]] = []
         self.pending: list[dict[str, list[ir.Value]]] = []
         self.ops: list[ir.Op] = []
+        self.props_cache: dict[str, tuple[tuple[str, Any], ...]] = {}
         self.args: list[ir.Value] = []
 
     def parse_sdy(self, text: str) -> Any:
@@ -391,14 +394,16 @@ class _Parser:
         if self.op_positions is not None and len(ops) < len(self.op_positions):
             op.location = self.op_positions[len(ops)]
         ops.append(op)
-        lookup = self.lookup
-        operands = [lookup(item) for item in operands_text.split(", ")] if operands_text else []
+        operands = []
+        if operands_text:
+            scope = self.scopes[-1]  # most operands are defined in the same region
+            operands = [scope.get(n) or self.lookup(n) for n in operands_text.split(", ")]
         if successors_text is not None:
             op.successors = [s.strip() for s in successors_text.split(",")]
         errors: list[ParseError] = []
         self.attr_errors = errors
         if text.startswith("<{", pos):
-            op.properties, pos = _parse_dict_at(text, pos + 1, self.sdy_parser)
+            op.properties, pos = self.parse_properties(pos)
             if text.startswith(">", pos):
                 pos += 1
             else:
@@ -433,6 +438,29 @@ class _Parser:
                 op.location,
             )
         return op
+
+    def parse_properties(self, pos: int) -> tuple[dict[str, Any], int]:
+        """The ``<{...}>`` at `pos`: its dict and the index past its ``}``.
+
+        A dict without nested braces or strings (``{broadcast_dimensions = array<i64: 0>}``)
+        is parsed once per distinct text: GPT stacks repeat a few dozen of them thousands of
+        times. Each op gets a fresh dict of shared frozen values; a dict holding a (mutable)
+        dict or array attribute, or one the sdy parser rejected, is not cached.
+        """
+        text = self.text
+        m = _SIMPLE_PROPS_RE.match(text, pos)
+        if m is None:
+            return _parse_dict_at(text, pos + 1, self.sdy_parser)
+        key = m.group()
+        items = self.props_cache.get(key)
+        if items is None:
+            errors = len(self.attr_errors)
+            entries, _ = _parse_dict_at(text, pos + 1, self.sdy_parser)
+            mutable = any(type(v) in (ir.DictAttr, ir.ArrayAttr) for v in entries.values())
+            if mutable or len(self.attr_errors) != errors:
+                return entries, m.end() - 1
+            items = self.props_cache[key] = tuple(entries.items())
+        return dict(items), m.end() - 1
 
     def parse_op_end(self) -> tuple[list[ir.Type], str | None]:
         """``: (a, b) -> (c, d) loc(...)``: the result types and the resolved location."""
@@ -639,7 +667,7 @@ class _Printer:
     def __init__(self, with_locs: bool, markers: list[ir.Op] | None) -> None:
         self.with_locs = with_locs
         self.markers = markers
-        self.types: dict[ir.Type, str] = {}
+        self.types: dict[int, str] = {}
         # Texts of frozen attribute values (shardings, rules): a sharding seen on many ops is
         # printed once. Dict keys too (quoted or bare).
         self.attrs: dict[Any, str] = {}
@@ -657,9 +685,11 @@ class _Printer:
         return name
 
     def type_text(self, type: ir.Type) -> str:
-        text = self.types.get(type)
+        # Keyed by identity (hashing a TensorType hashes its shape): the module, which holds
+        # every type printed, does not change while it is printed, so no id is reused.
+        text = self.types.get(id(type))
         if text is None:
-            text = self.types[type] = str(type)
+            text = self.types[id(type)] = str(type)
         return text
 
     def attr_text(self, value: Any) -> str:
@@ -699,10 +729,14 @@ class _Printer:
 
     def print_op(self, op: ir.Op, indent: str) -> None:
         out = self.out
-        out.append(indent)
-        if op.results:
-            out.append(", ".join(self.name_of(r) for r in op.results) + " = ")
-        out.append(f'"{op.name}"(' + ", ".join(self.name_of(v) for v in op.operands) + ")")
+        name_of = self.name_of
+        operands = op.operands
+        results = op.results
+        if results:
+            out.append(indent + ", ".join([name_of(r) for r in results]) + " = ")
+        else:
+            out.append(indent)
+        out.append(f'"{op.name}"(' + ", ".join([name_of(v) for v in operands]) + ")")
         if op.successors:
             out.append("[" + ", ".join(op.successors) + "]")
         if op.properties:
@@ -716,11 +750,13 @@ class _Printer:
             out.append(")")
         if op.attributes:
             out.append(" " + self.dict_text(op.attributes))
-        operand_types = ", ".join(self.type_text(v.type) for v in op.operands)
-        result_types = ", ".join(self.type_text(v.type) for v in op.results)
+        type_text = self.type_text
+        operand_types = ", ".join([type_text(v.type) for v in operands])
+        result_types = ", ".join([type_text(v.type) for v in results])
         out.append(f" : ({operand_types}) -> ({result_types})")
         if self.markers is None:
-            out.append(self.loc(op.loc_text, op.location))
+            if self.with_locs:
+                out.append(self.loc(op.loc_text, op.location))
         else:
             out.append(f' loc("{OP_MARKER}{len(self.markers)}")')
             self.markers.append(op)
