@@ -18,6 +18,7 @@ attribute. Texts handled (as MLIR prints them in generic form):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,12 @@ def parse_string(attr: object) -> str:
 
 def parse_i64_array(attr: object) -> tuple[int, ...]:
     """``array<i64: 1, 0>`` -> (1, 0); ``array<i64>`` -> ()."""
-    text = str(attr).strip()
+    return _i64_array_of_text(str(attr).strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64_array_of_text(text: str) -> tuple[int, ...]:
+    """Parsed once per text: a deep model repeats the same few arrays thousands of times."""
     if not (text.startswith("array<i64") and text.endswith(">")):
         raise _bad("an 'array<i64: ...>' attribute", text)
     body = text[len("array<i64") : -1]
