@@ -52,9 +52,10 @@ def remove_sharding_groups(module: Module) -> None:
             op.erase()
 
 
-def _constraint_to_reshard(op: Op) -> None:
+def _constraint_to_reshard(op: Op, index: int) -> None:
+    """Replace `op`, which is ``block.ops[index]``, by a reshard (in place: no list scans)."""
     block = op.parent
-    assert block is not None
+    assert block is not None and block.ops[index] is op
     reshard = Op(
         "sdy.reshard",
         [op.operands[0]],
@@ -65,16 +66,28 @@ def _constraint_to_reshard(op: Op) -> None:
         loc_text=op.loc_text,
         result_names=[op.results[0].name],
     )
-    block.insert_before(op, reshard)
+    reshard.parent = block
+    block.ops[index] = reshard
     op.results[0].replace_all_uses_with(reshard.results[0])
-    op.erase()
+    op.drop_operands()  # what `erase` does, minus the list scan (a constraint has no region)
+    op.parent = None
 
 
 def sharding_constraint_to_reshard(func: Op) -> None:
-    """`sdy-sharding-constraint-to-reshard`: each constraint becomes a reshard (same attrs)."""
-    for op in list(func.walk()):
-        if op.name == "sdy.sharding_constraint":
-            _constraint_to_reshard(op)
+    """`sdy-sharding-constraint-to-reshard`: each constraint becomes a reshard (same attrs).
+
+    Constraints are replaced in walk order (use lists depend on it), each at its index in its
+    block: replacing in place moves no other op, so indexes taken once stay valid (inserting
+    and erasing with list scans was quadratic in the block size).
+    """
+    constraints = [op for op in func.walk() if op.name == "sdy.sharding_constraint"]
+    index: dict[int, int] = {}
+    for op in constraints:
+        block = op.parent
+        assert block is not None
+        if id(op) not in index:
+            index.update((id(other), i) for i, other in enumerate(block.ops))
+        _constraint_to_reshard(op, index[id(op)])
 
 
 def drop_sharding_rules(func: Op) -> None:
