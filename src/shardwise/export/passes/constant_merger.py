@@ -7,7 +7,9 @@ of a scalar by an earlier broadcast of the same scalar with the same attributes 
 
 from __future__ import annotations
 
-from shardwise.ir import BatchErase, Op, Region, TensorType
+from typing import Any
+
+from shardwise.ir import BatchErase, Op, RawAttr, Region, TensorType
 
 __all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
 
@@ -15,10 +17,26 @@ __all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
 CONSTANT_LIKE_OPS = frozenset({"sdy.constant", "stablehlo.constant", "arith.constant"})
 
 
-def _attr_dict_key(op: Op) -> tuple[tuple[str, str], ...]:
-    """`getAttrDictionary()`: inherent and discardable attributes, sorted by name."""
+def _attr_dict_key(op: Op, texts: dict[Any, str]) -> tuple[tuple[str, str], ...]:
+    """`getAttrDictionary()`: inherent and discardable attributes, sorted by name.
+
+    Values compare by their text; `texts` memoizes the text of hashable (frozen) values,
+    which print the same when equal: one sharding on many constants is printed once.
+    """
     merged = {**op.attributes, **op.properties}
-    return tuple(sorted((k, str(v)) for k, v in merged.items()))
+    return tuple(sorted((k, _text(v, texts)) for k, v in merged.items()))
+
+
+def _text(value: Any, texts: dict[Any, str]) -> str:
+    if type(value) is RawAttr:
+        return value.text
+    try:
+        text = texts.get(value)
+    except TypeError:  # a dict or array attribute: mutable, not hashable
+        return str(value)
+    if text is None:
+        text = texts[value] = str(value)
+    return text
 
 
 def _parent_region(op: Op) -> Region | None:
@@ -32,13 +50,13 @@ def _is_scalar_broadcast(op: Op) -> bool:
     return isinstance(operand_type, TensorType) and operand_type.rank == 0
 
 
-def _cache_key(op: Op) -> tuple | None:
+def _cache_key(op: Op, texts: dict[Any, str]) -> tuple | None:
     if op.name in CONSTANT_LIKE_OPS:
-        return ("constant", _attr_dict_key(op), id(_parent_region(op)))
+        return ("constant", _attr_dict_key(op, texts), id(_parent_region(op)))
     if _is_scalar_broadcast(op):
         return (
             "broadcast",
-            _attr_dict_key(op),
+            _attr_dict_key(op, texts),
             id(_parent_region(op)),
             str(op.results[0].type),
             id(op.operands[0]),
@@ -49,9 +67,10 @@ def _cache_key(op: Op) -> tuple | None:
 def constant_or_scalar_merger(func: Op) -> None:
     """Deduplicate constants and scalar broadcasts, walking in MLIR's post-order."""
     cache: dict[tuple, Op] = {}
+    texts: dict[Any, str] = {}
     with BatchErase() as batch:  # thousands of duplicates in one block: erasing is batched
         for op in list(func.walk_post_order()):
-            key = _cache_key(op)
+            key = _cache_key(op, texts)
             if key is None:
                 continue
             cached = cache.setdefault(key, op)
