@@ -138,6 +138,36 @@ CASES["pipeline-seed-2026-1746-call-operand-sharded-late"] = (
 )
 
 
+# Seed 4242-1010: the same cause through pipeline + explicit reshards + reshard-to-collectives
+# (the call becomes a named computation whose operand is sharded late).
+CASES["chain-seed-4242-1010-call-operand-sharded-late"] = (
+    """module {
+  sdy.mesh @mesh = <["y"=8]>
+  func.func @main(%a10: tensor<8x8x8xf32>, %a11: tensor<4x2x8xf32>, %a12: tensor<4x4x2xf32>, %a13: tensor<i32>, %a14: tensor<i32>, %a15: tensor<i32>) -> (tensor<8x8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}, {}]>}) {
+    %v18 = call @callee0(%a10) : (tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+    %v19 = stablehlo.dot_general %a10, %a11, batching_dims = [0] x [2], contracting_dims = [] x [] : (tensor<8x8x8xf32>, tensor<4x2x8xf32>) -> tensor<8x8x8x4x2xf32>
+    %v21 = stablehlo.dynamic_update_slice %v18, %a12, %a15, %a15, %a15 : (tensor<8x8x8xf32>, tensor<4x4x2xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x8x8xf32>
+    %v24:2 = stablehlo.while(%v24_x = %v19, %v24_c = %a14) : tensor<8x8x8x4x2xf32>, tensor<i32>
+    cond {
+      %v24_p = stablehlo.compare LT, %v24_c, %a13 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %v24_p : tensor<i1>
+    } do {
+      %v24_b0 = sdy.sharding_constraint %v24_x <@mesh, [{}, {}, {"y":(1)4}, {"y":(4)2, ?}, {?}]> : tensor<8x8x8x4x2xf32>
+      %v24_b1 = stablehlo.negate %v24_b0 : tensor<8x8x8x4x2xf32>
+      %v24_n = stablehlo.add %v24_c, %a13 : tensor<i32>
+      stablehlo.return %v24_b1, %v24_n : tensor<8x8x8x4x2xf32>, tensor<i32>
+    }
+    return %v21 : tensor<8x8x8xf32>
+  }
+  func.func private @callee0(%a0: tensor<8x8x8xf32>) -> (tensor<8x8x8xf32>) {
+    return %a0 : tensor<8x8x8xf32>
+  }
+}
+""",
+    "sdy-propagation-pipeline,sdy-insert-explicit-reshards,sdy-reshard-to-collectives",
+)
+
+
 @pytest.fixture(scope="module")
 def reference():
     with ReferenceWorker(timeout=300) as worker:
@@ -147,7 +177,7 @@ def reference():
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_finding(reference, case: str) -> None:
     text, pass_name = CASES[case]
-    outcome = reference.run(text, [pass_name])
+    outcome = reference.run(text, [pass_name])  # a comma chains passes, as in `run_ours`
     assert outcome.parsed, outcome.error
     ref_ok, expected = outcome.outputs[0]
     assert ref_ok, expected
