@@ -98,7 +98,12 @@ def _create_func(op: Op, table: SymbolTable) -> str:
     return table.insert(func)
 
 
-def _replace_with_call(op: Op, callee: str) -> Op:
+def _replace_with_call(op: Op, callee: str, positions: dict[int, int]) -> Op:
+    """Replace `op` by a call of `callee` at its place in its block.
+
+    `positions` caches each op's index in its block: the call takes the op's slot, so no
+    other op moves (insert_before + erase scanned the block twice per op: quadratic).
+    """
     attrs = {k: v for k, v in op.attributes.items() if k != EXECUTION_THREAD_ATTR}
     call = Op(
         "func.call",
@@ -115,10 +120,16 @@ def _replace_with_call(op: Op, callee: str) -> Op:
         set_per_value(call, SHARDING_ATTR, out_shardings)
     block = op.parent
     assert block is not None
-    block.insert_before(op, call)
+    index = positions.get(id(op))
+    if index is None or index >= len(block.ops) or block.ops[index] is not op:
+        positions.update((id(other), i) for i, other in enumerate(block.ops))
+        index = positions[id(op)]
+    call.parent = block
+    block.ops[index] = call
     for old, new in zip(op.results, call.results, strict=True):
         old.replace_all_uses_with(new)
-    op.erase()
+    op._release()  # `erase` without its list scan: the call has taken the op's slot
+    op.parent = None
     return call
 
 
@@ -126,10 +137,11 @@ def export_named_computations(module: Module) -> None:
     """Named computations -> private funcs + calls (post-order: nested ones first)."""
     table = SymbolTable(module)
     call_results: list[Value] = []
+    positions: dict[int, int] = {}
     for op in list(module.op.walk_post_order()):
         if op.name != "sdy.named_computation":
             continue
         _sink_edges(op)
         callee = _create_func(op, table)
-        call_results += _replace_with_call(op, callee).results
+        call_results += _replace_with_call(op, callee, positions).results
     _remove_data_flow_edges(call_results)
