@@ -18,6 +18,7 @@ from typing import Any
 from shardwise.export.passes import PASSES
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.ir import Module
+from shardwise.verify import verify_module
 
 __all__ = ["ExportOptions", "export_pipeline", "post_propagation_pipeline"]
 
@@ -108,6 +109,9 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
         PASSES["sdy-update-non-divisible-input-output-shardings"](module)
         PASSES["sdy-remove-sub-axes-in-input-output-shardings"](module)
     PASSES["sdy-close-shardings"](module)
+    # Shardy verifies after every pass; closing ``{?}p0`` leaves ``{}p0``, which it rejects
+    # here and which later passes may rewrite away before we would verify on write.
+    verify_module(module)
     if not options.avoid_export_for_partitioning:
         _shardy_partitioner(module, options)
     if options.dump_propagation_edges or options.dump_sharding_origins:
