@@ -524,8 +524,16 @@ class Module:
         return text[1:-1] if text.startswith('"') else text
 
     def lookup_symbol(self, name: str) -> Op | None:
+        """The first top-level op whose `symbol_name` is `name` (a scan: passes call this
+        per call op, so `symbol_name` is inlined)."""
         for op in self.body.ops:
-            if self.symbol_name(op) == name:
+            attr = op.properties.get("sym_name")
+            if attr is None:
+                attr = op.attributes.get("sym_name")
+                if attr is None:
+                    continue
+            text = str(attr)
+            if (text[1:-1] if text.startswith('"') else text) == name:
                 return op
         return None
 
