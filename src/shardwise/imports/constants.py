@@ -102,14 +102,6 @@ def _is_constant_preserving(op: Op, st: _State) -> bool:
     return op.name in _SHAPE_OPS or is_elementwise(op)
 
 
-def _is_constant_expression(op: Op, constants: dict[Op, None], st: _State) -> bool:
-    if op.name in ("sdy.constant", "stablehlo.iota"):
-        return True
-    return _is_constant_preserving(op, st) and all(
-        v.defining_op is not None and v.defining_op in constants for v in op.operands
-    )
-
-
 def _is_scalar_expansion(op: Op) -> bool:
     return op.name == "stablehlo.broadcast_in_dim" and _is_scalar(op.operands[0])
 
@@ -149,17 +141,25 @@ def _parent_named_computation(op: Op) -> Op | None:
     return next((a for a in op.ancestors() if a.name == "sdy.named_computation"), None)
 
 
-def _process_op(op: Op, func: Op, constants: dict, expansions: dict, st: _State) -> None:
+def _process_op(op: Op, func_name: str, constants: dict, expansions: dict, st: _State) -> None:
+    """`func_name`: the original name of the func being split (marked non-constant here)."""
     if op.name in ("func.func", "sdy.sharding_group"):
         return
-    if _is_constant_expression(op, constants, st):
+    # A constant expression: a constant or iota, or a constant-preserving op of constants.
+    if op.name in ("sdy.constant", "stablehlo.iota"):
         constants[op] = None
         return
-    if not _is_constant_preserving(op, st) and not op.is_terminator:
+    preserving = _is_constant_preserving(op, st)
+    if preserving and all(
+        v.defining_op is not None and v.defining_op in constants for v in op.operands
+    ):
+        constants[op] = None
+        return
+    if not preserving and not op.is_terminator:
         named = _parent_named_computation(op)
         if named is not None:
             st.non_const_named.add(string_attr_value(named.get_attr("name")))
-        st.non_const_funcs.add(original_func_name(func))
+        st.non_const_funcs.add(func_name)
     if _is_scalar_expansion(op):
         expansions[op] = None
         return
@@ -201,8 +201,9 @@ def _erase_unused(ops: list[Op]) -> None:
 def _split_region(region: Region, func: Op, st: _State) -> None:
     constants: dict[Op, None] = {}
     expansions: dict[Op, None] = {}
+    func_name = original_func_name(func)
     for op in _walk_skipping_named_computations(region):
-        _process_op(op, func, constants, expansions, st)
+        _process_op(op, func_name, constants, expansions, st)
     st.flush()
     _erase_unused([*expansions, *reversed(constants)])
 
