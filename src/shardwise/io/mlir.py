@@ -256,8 +256,12 @@ def load_text(text: str, filename: str = "-") -> ir.Module:
     # Local scope: every location printed inline, no ``#locN`` alias table to resolve (faster
     # to print and to read). It also leaves out the ``{-# dialect_resources #-}`` block, so a
     # text that has one is printed in the full form.
+    # `assume_verified`: the parse has just verified the module; printing would verify it again.
     printed = module.operation.get_asm(
-        print_generic_op_form=True, enable_debug_info=True, use_local_scope="{-#" not in text
+        print_generic_op_form=True,
+        enable_debug_info=True,
+        use_local_scope="{-#" not in text,
+        assume_verified=True,
     )
     result = gen.parse_generic(printed, filename, _sdy_parser(), positions)
     result.source = text
@@ -334,7 +338,11 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
         parsed = _parse(text)
     except mlir_ir.MLIRError:
         raise _write_error(module) from None
-    return parsed.operation.get_asm(print_generic_op_form=generic, enable_debug_info=debug_info)
+    # Verified by the parse just above: printing need not verify again (it would fall back to
+    # the generic form only for an op that fails to verify).
+    return parsed.operation.get_asm(
+        print_generic_op_form=generic, enable_debug_info=debug_info, assume_verified=True
+    )
 
 
 def _write_error(module: ir.Module) -> ShardwiseError:
