@@ -22,6 +22,21 @@ BODYLESS_CALLEE = """module {
 }
 """
 EMPTY = "module {}\n"
+# A callee returning its argument, its result passed to another call of it: Shardy's
+# notification of users recurses through the calls forever (fuzzer seeds 99-96, 99-642).
+CALL_CYCLE = """module {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a0: tensor<8xf32>) -> (tensor<8xf32>) {
+    %v0 = call @id(%a0) : (tensor<8xf32>) -> tensor<8xf32>
+    %v1 = call @id(%v0) : (tensor<8xf32>) -> tensor<8xf32>
+    return %v1 : tensor<8xf32>
+  }
+  func.func private @id(%b0: tensor<8xf32>) -> (tensor<8xf32>) {
+    %c = sdy.sharding_constraint %b0 <@mesh, [{"x"}]> : tensor<8xf32>
+    return %b0 : tensor<8xf32>
+  }
+}
+"""
 
 
 @pytest.mark.parametrize(
@@ -66,8 +81,15 @@ def test_clear_error_where_the_reference_aborts(
     [
         (BODYLESS_CALLEE, "sdy-user-priority-propagate"),
         (EMPTY, "sdy-insert-explicit-reshards"),
+        (CALL_CYCLE, "sdy-basic-propagate"),
+        (CALL_CYCLE, "sdy-user-priority-propagate"),
     ],
-    ids=["bodyless-callee-user-priority", "empty-module-explicit-reshards"],
+    ids=[
+        "bodyless-callee-user-priority",
+        "empty-module-explicit-reshards",
+        "call-cycle-basic",
+        "call-cycle-user-priority",
+    ],
 )
 def test_result_where_the_reference_aborts_or_not(text: str, pass_name: str) -> None:
     ok, out = run_ours(text, pass_name)

@@ -276,22 +276,29 @@ class PropagationDriver:
             self._notify(value.owner.parent_op)  # type: ignore[union-attr,arg-type]
         self._notify_users_modified(value)
 
-    def _notify_users_modified(self, value: Value) -> None:
+    def _notify_users_modified(self, value: Value, seen: set[int] | None = None) -> None:
+        # Through calls this can come back to `value` (a callee returning its argument, its
+        # result passed to another call of it): Shardy recurses until it crashes; we stop at
+        # a value already notified, which re-pushes nothing (the worklist keeps one entry).
+        seen = set() if seen is None else seen
+        if id(value) in seen:
+            return
+        seen.add(id(value))
         # MLIR use lists iterate newest use first.
         for user, index in reversed(value.uses):
             edge = data_flow_edge_for_source(user, index)
             if edge is not None:
                 self._notify(edge)
             elif user.is_terminator:
-                self._notify_terminator_user(user, index)
+                self._notify_terminator_user(user, index, seen)
             elif user.name == "func.call":
                 callee = self.funcs.get(str(user.get_attr("callee")).lstrip("@"))
                 if callee is not None and callee.regions and callee.regions[0].blocks:
-                    self._notify_users_modified(callee.regions[0].entry.args[index])
+                    self._notify_users_modified(callee.regions[0].entry.args[index], seen)
             else:
                 self._notify(user)
 
-    def _notify_terminator_user(self, user: Op, index: int) -> None:
+    def _notify_terminator_user(self, user: Op, index: int, seen: set[int]) -> None:
         parent = user.parent_op
         assert parent is not None
         if user.name != "func.return":
@@ -302,7 +309,7 @@ class PropagationDriver:
             self._notify(parent)
             return
         for call in callers:
-            self._notify_users_modified(call.results[index])
+            self._notify_users_modified(call.results[index], seen)
 
     # -- the four patterns ------------------------------------------------------------------
 
