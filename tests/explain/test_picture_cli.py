@@ -53,6 +53,14 @@ def test_explain_command(capsys) -> None:
     assert "D0,1,2,3" in out  # "data"=2 over rows: devices 0-3 hold the first half
 
 
+def test_explain_func_result_has_its_type_and_picture(capsys) -> None:
+    """A func result is no SSA value: its type comes from the func's signature."""
+    assert main(["explain", str(MODEL), "--value", "main:result0", "--picture"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("main:result0 : tensor<8x64xf32>")
+    assert "D0,1,2,3" in out and "rank-1 and rank-2" not in out
+
+
 def test_explain_op_line(capsys) -> None:
     assert main(["explain", str(MODEL), "--op", "4"]) == 0
     out = capsys.readouterr().out

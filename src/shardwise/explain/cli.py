@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from shardwise.explain.run import explain_module, find_keys
+from shardwise.explain.run import explain_module, find_keys, key_type
 from shardwise.explain.text import format_explanation, picture, wants_rich
 from shardwise.io.mlir import load_text, read_text_file
-from shardwise.ir import Value
 from shardwise.mesh import Mesh
 
 __all__ = ["build_parser", "run"]
@@ -43,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
             if exp.sharding is not None:
                 ref = exp.sharding.mesh_or_ref
                 mesh = ref if isinstance(ref, Mesh) else module.meshes().get(ref)
-            type_ = key.type if isinstance(key, Value) else None
-            print(picture(exp.sharding, type_, mesh if isinstance(mesh, Mesh) else None))
+            print(
+                picture(
+                    exp.sharding, key_type(module, key), mesh if isinstance(mesh, Mesh) else None
+                )
+            )
     return 0

@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from shardwise.explain.run import all_keys, explain_module, key_name
+from shardwise.explain.run import all_keys, explain_module, key_name, key_type
 from shardwise.explain.text import format_explanation, where
 from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.mesh import Mesh
@@ -222,8 +222,7 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
         if progress is not None:
             progress(i + 1, len(keys))
         exp = ex.explain(key)
-        value = key if isinstance(key, Value) else _returned_value(module, key)
-        type_ = value.type if value is not None else None
+        type_ = key_type(module, key)
         mesh = _mesh_for(module, exp.sharding)
         report.values.append(
             {

@@ -13,7 +13,7 @@ from rich.tree import Tree
 
 from shardwise.explain.provenance import Explanation
 from shardwise.explain.report import Report
-from shardwise.explain.run import Explained, key_name
+from shardwise.explain.run import Explained, key_name, key_type
 from shardwise.explain.text import origin_line, value_where, where
 
 __all__ = ["render_explanation", "render_report"]
@@ -43,7 +43,7 @@ def _header(ex: Explained, exp: Explanation) -> Text:
     head = Text()
     head.append(exp.name, style="bold cyan")
     head.append(value_where(exp.key), style="dim")
-    type_ = getattr(exp.key, "type", None)
+    type_ = key_type(ex.module, exp.key)
     if type_ is not None:
         head.append(f" : {type_}")
     return head

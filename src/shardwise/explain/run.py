@@ -14,7 +14,7 @@ from shardwise.explain.provenance import (
     explain_value,
     sharding_of_key,
 )
-from shardwise.ir import Module, Op, Value
+from shardwise.ir import Module, Op, Type, Value, func_result_types
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import OP_PRIORITY_ROUNDS
 from shardwise.propagation.pipeline import export_after_propagation, import_and_propagate
@@ -93,6 +93,18 @@ def key_name(module: Module, key: Key) -> str:
         if parent is not None and parent.name == "func.func":
             return f"{_func_name(parent)}:arg{key.index}"
     return _OUTPUT_NAMES.get(key) or key.name or "?"
+
+
+def key_type(module: Module, key: Key) -> Type | None:
+    """The tensor type of a value, or of a func result (``main:result0``) from its func's type."""
+    if isinstance(key, Value):
+        return key.type
+    name, _, index = key.partition(":result")
+    for func in module.funcs:
+        if _func_name(func) == name:
+            types = func_result_types(func)
+            return types[int(index)] if int(index) < len(types) else None
+    return None
 
 
 def all_keys(module: Module) -> list[Key]:

@@ -7,7 +7,7 @@ import os
 import sys
 
 from shardwise.explain.provenance import Explanation, Origin
-from shardwise.explain.run import Explained, key_name
+from shardwise.explain.run import Explained, key_name, key_type
 from shardwise.ir import Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
@@ -53,8 +53,9 @@ def value_where(key) -> str:
 
 def format_explanation(ex: Explained, exp: Explanation) -> str:
     lines = [f"{exp.name}{value_where(exp.key)}"]
-    if isinstance(exp.key, Value):
-        lines[0] += f" : {exp.key.type}"
+    type_ = key_type(ex.module, exp.key)
+    if type_ is not None:
+        lines[0] += f" : {type_}"
     lines.append(
         f"  sharding: {exp.sharding if exp.sharding is not None else '(none: replicated)'}"
     )
