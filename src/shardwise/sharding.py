@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from shardwise.axis import AxisRef, AxisSizes, axes_size, quote_string
+from shardwise.hashing import cached_hash
 from shardwise.mesh import Mesh
 
 __all__ = [
@@ -77,17 +78,7 @@ class TensorSharding:
     # many times each, and the generated hash would walk every dim and axis each time.
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
-    def __hash__(self) -> int:
-        if not self._hash:
-            fields_ = (
-                self.mesh_or_ref,
-                self.dim_shardings,
-                self.replicated_axes,
-                self.unreduced_axes,
-                self.reduction_op,
-            )
-            object.__setattr__(self, "_hash", hash(fields_) or 1)
-        return self._hash
+    __hash__ = cached_hash
 
     # -- text -------------------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from shardwise.hashing import cached_hash
+
 __all__ = ["FactorType", "OpShardingRule", "factor_symbol", "TensorMapping", "DimMapping"]
 
 # A dimension's factors, major to minor; a tensor's dimensions.
@@ -49,20 +51,7 @@ class OpShardingRule:
     # Computed on first use: a rule is part of the memoized propagation step's key.
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
-    def __hash__(self) -> int:
-        if not self._hash:
-            fields_ = (
-                self.factor_sizes,
-                self.operand_mappings,
-                self.result_mappings,
-                self.reduction_factors,
-                self.need_replication_factors,
-                self.permutation_factors,
-                self.blocked_propagation_factors,
-                self.is_custom_rule,
-            )
-            object.__setattr__(self, "_hash", hash(fields_) or 1)
-        return self._hash
+    __hash__ = cached_hash
 
     # -- text -------------------------------------------------------------------------------
 

@@ -1,0 +1,23 @@
+"""A cached `__hash__` for frozen dataclasses that serve as cache keys.
+
+The generated hash of a frozen dataclass walks every field (tuples of tuples of axes) on every
+lookup; shardings and rules are keys of the memoized propagation step and are hashed many
+times each. A class opts in with a ``_hash: int = field(default=0, init=False, repr=False,
+compare=False)`` field and ``__hash__ = cached_hash`` in its body (a body-level ``__hash__``
+keeps `dataclass` from generating its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+__all__ = ["cached_hash"]
+
+
+def cached_hash(self) -> int:
+    """The hash of the compared fields, computed on first use (0 means not yet)."""
+    value = self._hash
+    if not value:
+        value = hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare)) or 1
+        object.__setattr__(self, "_hash", value)
+    return value
