@@ -279,56 +279,78 @@ def _add_body(indent: str) -> list[str]:
     ]
 
 
-def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
-    k, a = op.kind, op.attrs
-    ops = [f"%{o}" for o in op.operands]
-    head = _head(op)
-    attrs = _attr_dict(op)
-    fn = _fn_type(op, types)
-    if k == "constant":
-        return [f"{head}stablehlo.constant{attrs} dense<{a['value']}> : {op.type}"]
-    if k in ("unary", "binary"):
-        return [f"{head}stablehlo.{a['op']} {', '.join(ops)}{attrs} : {op.type}"]
-    if k == "compare":
-        return [f"{head}stablehlo.compare {a['dir']}, {', '.join(ops)}{attrs} : {fn}"]
-    if k == "select":
-        return [f"{head}stablehlo.select {', '.join(ops)}{attrs} : {fn}"]
-    if k == "dot_general":
-        batch = ""
-        if a["lhs_batch"]:
-            batch = f"batching_dims = {_ints(a['lhs_batch'])} x {_ints(a['rhs_batch'])}, "
-        contract = f"contracting_dims = {_ints(a['lhs_contract'])} x {_ints(a['rhs_contract'])}"
-        return [f"{head}stablehlo.dot_general {', '.join(ops)}, {batch}{contract}{attrs} : {fn}"]
+class _Parts:
+    """What most printers need of one op: its head, operands, attr dict and function type."""
+
+    def __init__(self, op: FOp, types: dict[str, TType]) -> None:
+        self.a = op.attrs
+        self.head = _head(op)
+        self.ops = ", ".join(f"%{o}" for o in op.operands)
+        self.first = f"%{op.operands[0]}" if op.operands else ""
+        self.attrs = _attr_dict(op)
+        self.fn = _fn_type(op, types)
+        self.type = op.type
+
+
+def _print_elementwise(op: FOp, p: _Parts) -> list[str]:
+    """unary/binary ops (``%v = stablehlo.add %a, %b : type``), compare, select, clamp."""
+    if op.kind in ("unary", "binary"):
+        return [f"{p.head}stablehlo.{p.a['op']} {p.ops}{p.attrs} : {p.type}"]
+    if op.kind == "compare":
+        return [f"{p.head}stablehlo.compare {p.a['dir']}, {p.ops}{p.attrs} : {p.fn}"]
+    return [f"{p.head}stablehlo.{op.kind} {p.ops}{p.attrs} : {p.fn}"]
+
+
+def _print_dot_general(p: _Parts) -> list[str]:
+    a = p.a
+    batch = ""
+    if a["lhs_batch"]:
+        batch = f"batching_dims = {_ints(a['lhs_batch'])} x {_ints(a['rhs_batch'])}, "
+    contract = f"contracting_dims = {_ints(a['lhs_contract'])} x {_ints(a['rhs_contract'])}"
+    return [f"{p.head}stablehlo.dot_general {p.ops}, {batch}{contract}{p.attrs} : {p.fn}"]
+
+
+def _print_shape_op(op: FOp, p: _Parts) -> list[str]:
+    """Ops that move or pick elements: reshape, transpose, broadcast, reduce, concatenate,
+    slice, pad, reverse, dynamic (update) slice, iota."""
+    k, a = op.kind, p.a
     if k == "reshape":
-        return [f"{head}stablehlo.reshape {ops[0]}{attrs} : {fn}"]
-    if k == "transpose":
-        return [f"{head}stablehlo.transpose {ops[0]}, dims = {_ints(a['perm'])}{attrs} : {fn}"]
-    if k == "broadcast_in_dim":
-        return [
-            f"{head}stablehlo.broadcast_in_dim {ops[0]}, dims = {_ints(a['dims'])}{attrs} : {fn}"
-        ]
+        return [f"{p.head}stablehlo.reshape {p.first}{p.attrs} : {p.fn}"]
+    if k in ("transpose", "broadcast_in_dim"):
+        dims = _ints(a["perm"] if k == "transpose" else a["dims"])
+        return [f"{p.head}stablehlo.{k} {p.first}, dims = {dims}{p.attrs} : {p.fn}"]
     if k == "reduce":
+        init = f"%{op.operands[1]}"
         return [
-            f"{head}stablehlo.reduce({ops[0]} init: {ops[1]}) applies stablehlo.add across "
-            f"dimensions = {_ints(a['dims'])}{attrs} : {fn}"
+            f"{p.head}stablehlo.reduce({p.first} init: {init}) applies stablehlo.add across "
+            f"dimensions = {_ints(a['dims'])}{p.attrs} : {p.fn}"
         ]
     if k == "concatenate":
-        return [f"{head}stablehlo.concatenate {', '.join(ops)}, dim = {a['dim']}{attrs} : {fn}"]
+        return [f"{p.head}stablehlo.concatenate {p.ops}, dim = {a['dim']}{p.attrs} : {p.fn}"]
     if k == "slice":
-        spans = ", ".join(
-            f"{s}:{e}:{t}" for s, e, t in zip(a["start"], a["limit"], a["stride"], strict=True)
-        )
-        return [f"{head}stablehlo.slice {ops[0]} [{spans}]{attrs} : {fn}"]
+        triples = zip(a["start"], a["limit"], a["stride"], strict=True)
+        spans = ", ".join(f"{s}:{e}:{t}" for s, e, t in triples)
+        return [f"{p.head}stablehlo.slice {p.first} [{spans}]{p.attrs} : {p.fn}"]
     if k == "pad":
         return [
-            f"{head}stablehlo.pad {', '.join(ops)}, low = {_ints(a['low'])}, high = {_ints(a['high'])}, "
-            f"interior = {_ints(a['interior'])}{attrs} : {fn}"
+            f"{p.head}stablehlo.pad {p.ops}, low = {_ints(a['low'])}, high = {_ints(a['high'])}, "
+            f"interior = {_ints(a['interior'])}{p.attrs} : {p.fn}"
+        ]
+    if k == "reverse":
+        return [
+            f"{p.head}stablehlo.reverse {p.first}, dims = {_ints(a['dims'])}{p.attrs} : {p.type}"
         ]
     if k == "dynamic_slice":
-        return [
-            f"{head}stablehlo.dynamic_slice {', '.join(ops)}, sizes = {_ints(a['sizes'])}{attrs} : {fn}"
-        ]
-    if k == "gather":
+        sizes = _ints(a["sizes"])
+        return [f"{p.head}stablehlo.dynamic_slice {p.ops}, sizes = {sizes}{p.attrs} : {p.fn}"]
+    if k == "dynamic_update_slice":
+        return [f"{p.head}stablehlo.dynamic_update_slice {p.ops}{p.attrs} : {p.fn}"]
+    return [f"{p.head}stablehlo.iota dim = {a['dim']}{p.attrs} : {p.type}"]
+
+
+def _print_gather_scatter(op: FOp, p: _Parts) -> list[str]:
+    a = p.a
+    if op.kind == "gather":
         dn = (
             f"#stablehlo.gather<offset_dims = {_ints(a['offset_dims'])}, collapsed_slice_dims = "
             f"{_ints(a['collapsed'])}, start_index_map = {_ints(a['start_index_map'])}, "
@@ -336,44 +358,71 @@ def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
         )
         sizes = ", ".join(map(str, a["slice_sizes"]))
         props = f"<{{dimension_numbers = {dn}, slice_sizes = array<i64: {sizes}>}}>"
-        return [f'{head}"stablehlo.gather"({", ".join(ops)}) {props}{attrs} : {fn}']
-    if k == "scatter":
-        dn = (
-            f"#stablehlo.scatter<update_window_dims = {_ints(a['update_window_dims'])}, "
-            f"inserted_window_dims = {_ints(a['inserted'])}, scatter_dims_to_operand_dims = "
-            f"{_ints(a['to_operand'])}, index_vector_dim = {a['index_vector_dim']}>"
-        )
-        lines = [
-            f'{head}"stablehlo.scatter"({", ".join(ops)}) <{{scatter_dimension_numbers = {dn}}}> ({{'
-        ]
-        lines += _add_body("    ")
-        lines.append(f"    }}){attrs} : {fn}")
-        return lines
-    if k == "reverse":
-        return [f"{head}stablehlo.reverse {ops[0]}, dims = {_ints(a['dims'])}{attrs} : {op.type}"]
-    if k == "dynamic_update_slice":
-        return [f"{head}stablehlo.dynamic_update_slice {', '.join(ops)}{attrs} : {fn}"]
-    if k == "iota":
-        return [f"{head}stablehlo.iota dim = {a['dim']}{attrs} : {op.type}"]
-    if k == "clamp":
-        return [f"{head}stablehlo.clamp {', '.join(ops)}{attrs} : {fn}"]
+        return [f'{p.head}"stablehlo.gather"({p.ops}) {props}{p.attrs} : {p.fn}']
+    dn = (
+        f"#stablehlo.scatter<update_window_dims = {_ints(a['update_window_dims'])}, "
+        f"inserted_window_dims = {_ints(a['inserted'])}, scatter_dims_to_operand_dims = "
+        f"{_ints(a['to_operand'])}, index_vector_dim = {a['index_vector_dim']}>"
+    )
+    lines = [f'{p.head}"stablehlo.scatter"({p.ops}) <{{scatter_dimension_numbers = {dn}}}> ({{']
+    lines += _add_body("    ")
+    lines.append(f"    }}){p.attrs} : {p.fn}")
+    return lines
+
+
+_SHAPE_KINDS = frozenset(
+    {
+        "reshape",
+        "transpose",
+        "broadcast_in_dim",
+        "reduce",
+        "concatenate",
+        "slice",
+        "pad",
+        "reverse",
+        "dynamic_slice",
+        "dynamic_update_slice",
+        "iota",
+    }
+)
+
+
+def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
+    """The lines of one op at func-body indentation (region bodies indent them further)."""
+    k = op.kind
+    if k == "constant":
+        value = op.attrs["value"]
+        return [f"{_head(op)}stablehlo.constant{_attr_dict(op)} dense<{value}> : {op.type}"]
     if k == "while":
         return _print_while(op, types)
-    if k == "sharding_constraint":
-        return [f"{head}sdy.sharding_constraint {ops[0]} {a['sharding'].body()} : {op.type}"]
+    if k in ("case", "manual_computation", "call", "optimization_barrier", "sharding_group"):
+        return _print_construct(op, types)
+    p = _Parts(op, types)
+    if k in ("unary", "binary", "compare", "select", "clamp"):
+        return _print_elementwise(op, p)
+    if k == "dot_general":
+        return _print_dot_general(p)
+    if k in _SHAPE_KINDS:
+        return _print_shape_op(op, p)
+    if k in ("gather", "scatter"):
+        return _print_gather_scatter(op, p)
+    if k in ("sharding_constraint", "reshard"):
+        name = "sdy.sharding_constraint" if k == "sharding_constraint" else "sdy.reshard"
+        return [f"{p.head}{name} {p.first} {p.a['sharding'].body()} : {op.type}"]
     if k == "propagation_barrier":
-        return [f"{head}sdy.propagation_barrier {ops[0]} allowed_direction={a['dir']} : {op.type}"]
-    return _print_construct(op, types)
+        direction = p.a["dir"]
+        return [
+            f"{p.head}sdy.propagation_barrier {p.first} allowed_direction={direction} : {op.type}"
+        ]
+    raise ValueError(f"unknown fuzz op kind '{k}'")
 
 
 def _print_construct(op: FOp, types: dict[str, TType]) -> list[str]:
-    """Calls, groups, reshards, barriers and the region ops (case, manual computation)."""
+    """Calls, groups, barriers and the region ops (case, manual computation)."""
     k, a = op.kind, op.attrs
     ops = ", ".join(f"%{o}" for o in op.operands)
     head = _head(op)
     attrs = _attr_dict(op)
-    if k == "reshard":
-        return [f"{head}sdy.reshard {ops} {a['sharding'].body()} : {op.type}"]
     if k == "sharding_group":
         return [f"    sdy.sharding_group {ops} group_id={a['group']} : {types[op.operands[0]]}"]
     if k == "optimization_barrier":
@@ -389,9 +438,7 @@ def _print_construct(op: FOp, types: dict[str, TType]) -> list[str]:
             lines += _print_body(branch, types, "stablehlo.return")
         lines.append(f"    }}){attrs} : {_fn_type(op, types)}")
         return lines
-    if k == "manual_computation":
-        return _print_manual_computation(op, types)
-    raise ValueError(f"unknown fuzz op kind '{k}'")
+    return _print_manual_computation(op, types)
 
 
 def _print_manual_computation(op: FOp, types: dict[str, TType]) -> list[str]:
