@@ -176,6 +176,7 @@ def _cmd_export_hlo(args: argparse.Namespace) -> int:
     import json
 
     from shardwise.export.hlo_module import export_module_to_hlo, hlo_sharding_summary
+    from shardwise.io.mlir import write_text_file
 
     summaries: list[dict[str, object]] = []
 
@@ -185,7 +186,7 @@ def _cmd_export_hlo(args: argparse.Namespace) -> int:
     status = _transform(args, export, "export-hlo")
     if args.json and summaries:
         data = summaries[0] if len(summaries) == 1 else summaries
-        Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
+        write_text_file(args.json, json.dumps(data, indent=2) + "\n")
     return status
 
 

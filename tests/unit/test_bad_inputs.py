@@ -469,3 +469,23 @@ def test_child_process(argv: list[str], tmp_path: Path) -> None:
     first = proc.stderr.splitlines()[0]
     assert first.startswith((f"{tmp_path}/bad.mlir:2:1: error:", "/proc/x: error: cannot write"))
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["report", "--json"], ["report", "--html"], ["export-hlo", "--json"]],
+    ids=["report-json", "report-html", "export-hlo-json"],
+)
+def test_side_outputs_into_a_missing_directory(
+    flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every file a command writes fails like the main output: path, reason, exit 1."""
+    path = tmp_path / "in.mlir"
+    path.write_text(_sharded('{"x"}, {}'))
+    target = tmp_path / "missing" / "out"
+    code, _, err = _run([flags[0], str(path), flags[1], str(target)], capsys)
+    assert code == 1
+    assert err.splitlines()[0] == (
+        f"{target}: error: cannot write: directory '{target.parent}' does not exist"
+    )
+    assert not target.parent.exists()

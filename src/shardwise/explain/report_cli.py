@@ -12,7 +12,7 @@ from shardwise.explain.html import render_html
 from shardwise.explain.progress import Progress
 from shardwise.explain.report import LinkModel, build_report
 from shardwise.explain.text import wants_rich
-from shardwise.io.mlir import read_text_file
+from shardwise.io.mlir import read_text_file, write_text_file
 
 __all__ = ["build_parser", "run"]
 
@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=1)
         print()
     elif args.json:
-        Path(args.json).write_text(json.dumps(data, indent=1))
+        write_text_file(args.json, json.dumps(data, indent=1))
     if args.html:
-        Path(args.html).write_text(render_html(report, args.input))
+        write_text_file(args.html, render_html(report, args.input))
     if not args.json and wants_rich(args.plain):
         from rich.console import Console  # only on a terminal: the core never imports rich
 

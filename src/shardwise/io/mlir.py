@@ -38,6 +38,7 @@ __all__ = [
     "load_file",
     "write_text",
     "write_file",
+    "write_text_file",
     "blank_locations",
     "has_explicit_locations",
     "read_text_file",
@@ -372,7 +373,12 @@ def write_file(
     debug_info: bool | None = None,
 ) -> None:
     """`write_text` into `path` atomically (temp file + rename); failures raise `InputError`."""
-    text = write_text(module, generic, debug_info)
+    write_text_file(path, write_text(module, generic, debug_info))
+
+
+def write_text_file(path: str | os.PathLike[str], text: str) -> None:
+    """Write `text` into `path` atomically (temp file + rename); failures raise `InputError`
+    naming the path, so no command reports a full disk or a missing directory as a bug."""
     target = Path(path)
     name = str(path)
     if target.is_dir():
