@@ -168,6 +168,56 @@ CASES["chain-seed-4242-1010-call-operand-sharded-late"] = (
 )
 
 
+# Fuzzer seed cat1-122-0 (a shard_map inside a jitted callee): one callee arg feeds two
+# operands of a manual computation. sdy-apply-sharding-constraints makes the arg (a data-flow
+# edge target once the call graph is imported) go through one constraint for the in-sharding;
+# Shardy reads the second operand live (already the constraint's result, sharded: nothing to
+# do), ours read a snapshot of the operands and chained a second constraint (an extra reshard).
+CASES["pipeline-manual-computation-same-callee-arg-twice"] = (
+    """module {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%a4: tensor<2x4xf32>) -> (tensor<2x4xf32>) {
+    %v7:2 = func.call @callee1(%a4) : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+    return %v7#0 : tensor<2x4xf32>
+  }
+  func.func private @callee1(%a0: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+    %v0:2 = sdy.manual_computation(%a0, %a0) in_shardings=[<@mesh, [{}, {"x"}]>, <@mesh, [{}, {"x"}]>] out_shardings=[<@mesh, [{}, {"x"}]>, <@mesh, [{}, {"x"}]>] manual_axes={"x"} (%m0_a0: tensor<2x1xf32>, %m0_a1: tensor<2x1xf32>) {
+      sdy.return %m0_a0, %m0_a1 : tensor<2x1xf32>, tensor<2x1xf32>
+    } : (tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+    return %v0#0, %a0 : tensor<2x4xf32>, tensor<2x4xf32>
+  }
+}
+""",
+    "sdy-propagation-pipeline",
+)
+CASES["pipeline-seed-cat1-122-0-shard-map-in-callee"] = (
+    """module {
+  sdy.mesh @mesh = <["z"=6, "w"=8, "x"=4]>
+  func.func @main(%a4: tensor<2x4xf32>) -> (tensor<32x128x16xf32>) {
+    %v7:2 = func.call @callee1(%a4) : (tensor<2x4xf32>) -> (tensor<32x128x16xf32>, tensor<2x4xf32>)
+    return %v7#0 : tensor<32x128x16xf32>
+  }
+  func.func private @callee0(%a0: tensor<8x16x16xf32>) -> (tensor<8x16x16xf32>, tensor<16x16xf32>) {
+    %v1 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %v2 = stablehlo.reduce(%a0 init: %v1) applies stablehlo.add across dimensions = [0] : (tensor<8x16x16xf32>, tensor<f32>) -> tensor<16x16xf32>
+    return %a0, %v2 : tensor<8x16x16xf32>, tensor<16x16xf32>
+  }
+  func.func private @callee1(%a0: tensor<2x4xf32>) -> (tensor<32x128x16xf32>, tensor<2x4xf32>) {
+    %v0:2 = sdy.manual_computation(%a0, %a0) in_shardings=[<@mesh, [{}, {"x"}]>, <@mesh, [{}, {"x"}]>] out_shardings=[<@mesh, [{"x"}, {"w"}, {}]>, <@mesh, [{"x", "w"}, {}, {}]>] manual_axes={"w", "x"} (%m0_a0: tensor<2x1xf32>, %m0_a1: tensor<2x1xf32>) {
+      %m0_v0 = sdy.sharding_constraint %m0_a0 <@mesh, [{"z"}, {}]> : tensor<2x1xf32>
+      %m0_v1 = stablehlo.constant dense<1.000000e+00> : tensor<8x16x16xf32>
+      %m0_v2:2 = func.call @callee0(%m0_v1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}, {?}, {?}]>, <@mesh, [{?}, {"z", ?}p3]>]>} : (tensor<8x16x16xf32>) -> (tensor<8x16x16xf32>, tensor<16x16xf32>)
+      %m0_r0_0 = stablehlo.add %m0_v2#0, %m0_v2#0 : tensor<8x16x16xf32>
+      sdy.return %m0_r0_0, %m0_v1 : tensor<8x16x16xf32>, tensor<8x16x16xf32>
+    } : (tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<32x128x16xf32>, tensor<256x16x16xf32>)
+    return %v0#0, %a0 : tensor<32x128x16xf32>, tensor<2x4xf32>
+  }
+}
+""",
+    "sdy-propagation-pipeline",
+)
+
+
 @pytest.fixture(scope="module")
 def reference():
     with ReferenceWorker(timeout=300) as worker:

@@ -148,7 +148,11 @@ def _apply_manual_computation(op: Op, debug: DebugInfoRecorder | None) -> None:
     attr = op.get_attr("in_shardings")
     if not isinstance(attr, TensorShardingPerValue):
         return
-    for operand, sharding in zip(list(op.operands), attr.shardings, strict=True):
+    for index, sharding in enumerate(attr.shardings):
+        # Read the operand now, as Shardy iterates the op's operands live: when one value
+        # feeds several operands, the constraint made for the first already replaced the
+        # later uses, and a second constraint would chain onto the first.
+        operand = op.operands[index]
 
         def new_constraint(operand: Value = operand, sharding: TensorSharding = sharding) -> Op:
             constraint = Op(
