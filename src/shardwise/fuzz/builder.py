@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from shardwise.fuzz.program import (
     AxisSpec,
@@ -24,12 +24,16 @@ from shardwise.fuzz.program import (
     op_uses,
 )
 
-__all__ = ["Builder", "DIM_SIZES", "random_mesh", "random_sharding"]
+__all__ = ["Builder", "DIM_SIZES", "ModuleState", "random_mesh", "random_sharding"]
 
 DIM_SIZES = (1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 16, 32)
 _AXIS_NAMES = ("x", "y", "z", "w")
 # Ops whose sharding is an operand-like attribute, or that have no result to shard.
 _NO_OP_SHARDING = frozenset({"constant", "sharding_constraint", "reshard", "sharding_group"})
+# Ops with a reduction factor: Shardy 0.10.2's explicit-reshard code aborts when such a
+# result is unreduced while an operand is sharded along the reduced dimension, so their own
+# shardings never name unreduced axes.
+_REDUCING = frozenset({"dot_general", "reduce", "scatter"})
 
 
 # -- meshes and shardings ----------------------------------------------------------------------
@@ -90,8 +94,10 @@ def random_sharding(
     rank: int,
     allow_priority: bool = True,
     exclude: frozenset[str] = frozenset(),
+    unreduced: bool = True,
 ) -> ShardingSpec:
-    """A valid sharding of a rank-`rank` tensor on one of `meshes`, using no axis in `exclude`."""
+    """A valid sharding of a rank-`rank` tensor on one of `meshes`, using no axis in `exclude`
+    (and no unreduced axis unless `unreduced`)."""
     mesh = rng.choice(meshes)
     units = _axis_units(mesh, rng, exclude)
     dims: list[DimSpec] = []
@@ -110,13 +116,13 @@ def random_sharding(
             prio = None  # the verifier rejects a priority on an empty closed dimension
         dims.append(DimSpec(tuple(axes), closed, prio))
     replicated: list[AxisSpec] = []
-    unreduced: list[AxisSpec] = []
+    unreduced_axes: list[AxisSpec] = []
     for unit in units:
         r = rng.random()
         if r < 0.2:
             replicated.append(unit)
-        elif r < 0.27:
-            unreduced.append(unit)
+        elif r < 0.27 and unreduced:
+            unreduced_axes.append(unit)
     order = [n for n, _ in mesh.axes]
 
     def key(a: AxisSpec) -> tuple[int, int]:
@@ -126,7 +132,7 @@ def random_sharding(
         mesh.name,
         tuple(dims),
         _sorted_unmergeable(replicated, key),
-        _sorted_unmergeable(unreduced, key),
+        _sorted_unmergeable(unreduced_axes, key),
     )
 
 
@@ -141,12 +147,28 @@ def _sorted_unmergeable(axes: list[AxisSpec], key) -> tuple[AxisSpec, ...]:
     return tuple(out)
 
 
+@dataclass(slots=True)
+class ModuleState:
+    """What every body of one module shares: its callees (with the manual axes of the body
+    that made each), the next sharding-group id, and whether shardings may name unreduced
+    axes (the generator allows them in half of the one-mesh modules: with two meshes, or
+    with a sharding group, Shardy 0.10.2's explicit-reshard code aborts on many of them)."""
+
+    funcs: list = field(default_factory=list)
+    callee_manual: dict[str, frozenset[str]] = field(default_factory=dict)
+    groups: int = 0
+    unreduced: bool = True
+
+
 class Builder:
     """Grows one body: a pool of values by name, fresh args on demand.
 
     `prefix` starts every name (bodies nested in regions must not reuse the enclosing names);
     `manual` are the manual axes of an enclosing `sdy.manual_computation`, which no sharding
-    inside may use; `funcs` collects the private callees of the module.
+    inside may use. What the whole module shares (its callees, the next sharding-group id,
+    whether shardings may have unreduced axes) lives in `module`; `child` makes the builder
+    of a nested body. A body with `fixed_args` (a manual computation's, whose block args are
+    its operands) gets splat constants where others would get a fresh arg.
     """
 
     def __init__(
@@ -155,21 +177,45 @@ class Builder:
         meshes: list[MeshSpec],
         prefix: str = "",
         manual: frozenset[str] = frozenset(),
+        module: ModuleState | None = None,
+        fixed_args: bool = False,
     ) -> None:
         self.rng = rng
         self.meshes = meshes
         self.prefix = prefix
         self.manual = manual
+        self.module = module if module is not None else ModuleState()
+        self.fixed_args = fixed_args
         self.args: list[FArg] = []
         self.ops: list[FOp] = []
         self.types: dict[str, TType] = {}
         self.uses: dict[str, int] = {}
         self.zero_f32: str | None = None
-        self.funcs: list = []  # FFunc callees, shared by the whole module
-        self.next_group = 0
 
-    def sharding(self, rank: int) -> ShardingSpec:
-        return random_sharding(self.rng, self.meshes, rank, exclude=self.manual)
+    @property
+    def funcs(self) -> list:
+        """The module's private callees (`FFunc`), shared by every body."""
+        return self.module.funcs
+
+    def child(
+        self,
+        meshes: list[MeshSpec],
+        prefix: str = "",
+        manual: frozenset[str] = frozenset(),
+        fixed_args: bool = False,
+    ) -> Builder:
+        return Builder(self.rng, meshes, prefix, manual, self.module, fixed_args)
+
+    def next_group(self) -> int:
+        """A sharding-group id unused in the whole module (groups never span bodies)."""
+        self.module.groups += 1
+        return self.module.groups - 1
+
+    def sharding(self, rank: int, unreduced: bool = True) -> ShardingSpec:
+        """A random sharding avoiding the manual axes; unreduced axes only if the module and
+        the caller allow them."""
+        allow = unreduced and self.module.unreduced
+        return random_sharding(self.rng, self.meshes, rank, exclude=self.manual, unreduced=allow)
 
     def new_arg(self, ttype: TType) -> str:
         name = f"{self.prefix}a{len(self.args)}"
@@ -184,7 +230,7 @@ class Builder:
         name = f"{self.prefix}v{len(self.ops)}"
         sharding = None
         if kind not in _NO_OP_SHARDING and self.rng.random() < 0.15:
-            sharding = self.sharding(len(ttype.shape))
+            sharding = self.sharding(len(ttype.shape), unreduced=kind not in _REDUCING)
         self.ops.append(FOp(kind, name, list(operands), ttype, dict(attrs), sharding))
         self.types[name] = ttype
         for o in operands:
@@ -227,16 +273,26 @@ class Builder:
         pool = self.f32_values(min_rank)
         if not pool:
             shape = tuple(self.rng.choice(DIM_SIZES) for _ in range(max(min_rank, 2)))
-            return self.new_arg(TType(shape))
+            return self.splat(TType(shape)) if self.fixed_args else self.new_arg(TType(shape))
         if self.rng.random() < 0.6:
             return pool[-1 - self.rng.randrange(min(3, len(pool)))]
         return self.rng.choice(pool)
 
     def find_or_arg(self, ttype: TType) -> str:
         same = [n for n, t in self.types.items() if t == ttype]
-        if same and self.rng.random() < 0.6:
+        if same and (self.fixed_args or self.rng.random() < 0.6):
             return self.rng.choice(same)
+        if self.fixed_args:
+            return self.splat(ttype)
         return self.new_arg(ttype)
+
+    def splat(self, ttype: TType) -> str:
+        """``stablehlo.constant dense<...> : ttype``: a fresh value in a body without new args."""
+        value = {"i1": "false", "i32": "0"}.get(ttype.dtype, "1.000000e+00")
+        name = f"{self.prefix}v{len(self.ops)}"
+        self.ops.append(FOp("constant", name, [], ttype, {"value": value}))
+        self.types[name] = ttype
+        return name
 
     def zero(self) -> str:
         if self.zero_f32 is None or self.rng.random() < 0.3:

@@ -10,7 +10,10 @@
 * ``sdy.reshard`` (``jax.sharding.reshard``).
 
 Each builder takes the enclosing `Builder` and returns nothing useful: the new values join its
-pool. Bodies get builders with their own name prefix, so names never clash.
+pool. Bodies get builders with their own name prefix, so names never clash. Constructs nest
+as JAX emits them: a manual computation's body may start with calls, case and sharding
+groups (``jit``, ``cond``, ``shard_alike`` inside ``shard_map``), and a callee may hold
+calls, sharding groups and manual computations (``shard_map`` inside a nested ``jit``).
 """
 
 from __future__ import annotations
@@ -118,12 +121,15 @@ def optimization_barrier(b: Builder) -> None:
 
 
 def sharding_group(b: Builder) -> None:
-    """``sdy.sharding_group`` on 2-3 values of one type (what ``shard_alike`` lowers to)."""
+    """``sdy.sharding_group`` on 2-3 values of one type (what ``shard_alike`` lowers to);
+    none in a module with unreduced axes (Shardy 0.10.2 aborts on a group member with
+    unreduced axes: "Some operands have unreduced axes but the operation has no results")."""
+    if b.module.unreduced:
+        return
     x = b.pick(0)
     t = b.types[x]
     members = [x] + [b.find_or_arg(t) for _ in range(b.rng.randint(1, 2))]
-    group = b.next_group
-    b.next_group += 1
+    group = b.next_group()
     for v in dict.fromkeys(members):
         b.emit_no_result("sharding_group", [v], group=group)
 
@@ -141,15 +147,18 @@ def reshard(b: Builder) -> None:
 def call(b: Builder, grow: Grow) -> None:
     """``call @callee(...)``: a new private callee, or again one made before."""
     rng = b.rng
-    reuse = b.funcs and rng.random() < 0.3
-    callee = rng.choice(b.funcs) if reuse else _new_callee(b, grow)
+    # A callee made inside a manual computation has no sharding on its manual axes: it is
+    # called again only from a body with the same manual axes.
+    same = [f for f in b.funcs if b.module.callee_manual[f.name] == b.manual]
+    reuse = same and rng.random() < 0.3
+    callee = rng.choice(same) if reuse else _new_callee(b, grow)
     operands = [b.find_or_arg(a.type) for a in callee.args]
     b.emit_multi("call", operands, callee.result_types(), callee=callee.name)
 
 
 def _new_callee(b: Builder, grow: Grow) -> FFunc:
     rng = b.rng
-    inner = Builder(rng, b.meshes, manual=b.manual)
+    inner = b.child(b.meshes, manual=b.manual)
     inner.new_arg(TType(tuple(rng.choice((2, 4, 8, 16)) for _ in range(rng.randint(1, 3)))))
     grow(inner, rng.randint(1, 4))
     if rng.random() < 0.4:  # callees without any sharding (a jit without in/out shardings)
@@ -158,6 +167,7 @@ def _new_callee(b: Builder, grow: Grow) -> FFunc:
     results = inner.choose_results()
     callee = FFunc(f"callee{len(b.funcs)}", inner.args, inner.ops, results)
     b.funcs.append(callee)
+    b.module.callee_manual[callee.name] = b.manual
     return callee
 
 
@@ -190,8 +200,10 @@ def _manual_sharding(
     return ShardingSpec(mesh.name, tuple(dims)), tuple(other)
 
 
-def manual_computation(b: Builder) -> None:
-    """``sdy.manual_computation`` over 1-2 operands with 1-2 results on local shapes."""
+def manual_computation(b: Builder, grow: Grow | None = None) -> None:
+    """``sdy.manual_computation`` over 1-2 operands with 1-2 results on local shapes; with
+    `grow`, the body first gets a few nested constructs (calls, case, sharding groups: a
+    ``jit``, ``cond`` or ``shard_alike`` inside a ``shard_map``)."""
     rng = b.rng
     mesh = rng.choice(b.meshes)
     names = [n for n, _ in mesh.axes if n not in b.manual]
@@ -205,22 +217,19 @@ def manual_computation(b: Builder) -> None:
         in_shardings.append(sharding)
         locals_.append(TType(local))
     prefix = f"{b.prefix}m{len(b.ops)}_"
-    inner = Builder(rng, [mesh], prefix=prefix, manual=b.manual | frozenset(manual))
-    args = [FArg(f"{prefix}a{i}", t) for i, t in enumerate(locals_)]
-    results = []
-    for i in range(rng.randint(1, 2)):
-        start = rng.choice(args)
-        others = [a.name for a in args if a.type == start.type]
-        steps = rng.randint(0, 3)
-        chain = _elementwise_chain(inner, start.name, start.type, f"{prefix}r{i}", others, steps)
-        inner.ops += chain
-        results.append((chain[-1].name if chain else start.name, start.type))
+    inner = b.child([mesh], prefix, b.manual | frozenset(manual), fixed_args=True)
+    inner.args = [FArg(f"{prefix}a{i}", t) for i, t in enumerate(locals_)]
+    inner.types.update((a.name, a.type) for a in inner.args)
+    if grow is not None and rng.random() < 0.5:
+        grow(inner, rng.randint(1, 3))
+    results = _manual_results(inner, prefix)
     out_shardings, out_types = [], []
     for _, t in results:
         sharding, shape = _manual_sharding(b, mesh, manual, t.shape, to_global=True)
         out_shardings.append(sharding)
         out_types.append(TType(shape))
-    body = FBody(args, inner.ops, [r for r, _ in results])
+    inner._strip_dead_priorities([r for r, _ in results])
+    body = FBody(inner.args, inner.ops, [r for r, _ in results])
     b.emit_multi(
         "manual_computation",
         operands,
@@ -230,3 +239,19 @@ def manual_computation(b: Builder) -> None:
         out_shardings=out_shardings,
         manual_axes=[n for n, _ in mesh.axes if n in manual],
     )
+
+
+def _manual_results(inner: Builder, prefix: str) -> list[tuple[str, TType]]:
+    """1-2 body results: elementwise chains from block args or values the body made."""
+    rng = inner.rng
+    results = []
+    for i in range(rng.randint(1, 2)):
+        pool = [a.name for a in inner.args] + inner.f32_values(0)
+        start = rng.choice(pool)
+        t = inner.types[start]
+        others = [n for n in pool if inner.types[n] == t]
+        steps = rng.randint(0, 3)
+        chain = _elementwise_chain(inner, start, t, f"{prefix}r{i}", others, steps)
+        inner.ops += chain
+        results.append((chain[-1].name if chain else start, t))
+    return results

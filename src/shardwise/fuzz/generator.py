@@ -16,7 +16,7 @@ import random
 from shardwise.fuzz import constructs
 from shardwise.fuzz.builder import DIM_SIZES as _DIM_SIZES
 from shardwise.fuzz.builder import Builder as _Builder
-from shardwise.fuzz.builder import random_mesh, random_sharding
+from shardwise.fuzz.builder import ModuleState, random_mesh, random_sharding
 from shardwise.fuzz.program import Program, TType, print_program
 
 __all__ = ["generate_program", "generate_module", "random_sharding", "OP_KINDS"]
@@ -49,7 +49,8 @@ OP_KINDS = (
 _KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1, 2)
 # case, optimization_barrier, call, sharding_group, manual_computation, reshard
 _KIND_WEIGHTS += (3, 2, 3, 2, 3, 3)
-# What a private callee's body is grown from (no calls, groups or manual computations in it).
+# What a private callee's body is grown from: plain ops and the constructs a jitted function
+# holds (a nested jit, cond, shard_alike, shard_map).
 _CALLEE_KINDS = (
     "unary",
     "binary",
@@ -61,7 +62,14 @@ _CALLEE_KINDS = (
     "reshard",
     "optimization_barrier",
     "case",
+    "call",
+    "sharding_group",
+    "manual_computation",
 )
+_CALLEE_WEIGHTS = (3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 2, 2)
+# What a manual computation's body gets before its result chains (shard_map bodies with a
+# jit, cond or shard_alike inside); elementwise ops keep them on the local shapes.
+_MANUAL_BODY_KINDS = ("unary", "binary", "sharding_constraint", "case", "call", "sharding_group")
 
 
 # -- shapes ------------------------------------------------------------------------------------
@@ -308,7 +316,7 @@ def _scatter(b: _Builder) -> str:
 
 def _sharding_constraint(b: _Builder) -> str:
     x = b.pick(0)
-    sharding = random_sharding(b.rng, b.meshes, len(b.types[x].shape))
+    sharding = b.sharding(len(b.types[x].shape))
     return b.emit("sharding_constraint", [x], b.types[x], sharding=sharding)
 
 
@@ -355,7 +363,7 @@ def _while(b: _Builder) -> str:
     for _ in range(rng.randint(1, 3)):
         r = rng.random()
         if r < 0.3:
-            body.append(("constraint", random_sharding(rng, b.meshes, len(b.types[x].shape))))
+            body.append(("constraint", b.sharding(len(b.types[x].shape))))
         elif r < 0.6:
             body.append(("binary", rng.choice(("add", "multiply"))))
         else:
@@ -395,7 +403,7 @@ _BUILDERS = {
     "optimization_barrier": constructs.optimization_barrier,
     "call": lambda b: constructs.call(b, _grow_callee),
     "sharding_group": constructs.sharding_group,
-    "manual_computation": constructs.manual_computation,
+    "manual_computation": lambda b: constructs.manual_computation(b, _grow_manual_body),
     "reshard": constructs.reshard,
 }
 
@@ -403,7 +411,13 @@ _BUILDERS = {
 def _grow_callee(b: _Builder, count: int) -> None:
     """`count` random ops of the kinds a callee may hold."""
     for _ in range(count):
-        _BUILDERS[b.rng.choice(_CALLEE_KINDS)](b)
+        _BUILDERS[b.rng.choices(_CALLEE_KINDS, _CALLEE_WEIGHTS)[0]](b)
+
+
+def _grow_manual_body(b: _Builder, count: int) -> None:
+    """`count` random ops of the kinds a manual computation's body starts with."""
+    for _ in range(count):
+        _BUILDERS[b.rng.choice(_MANUAL_BODY_KINDS)](b)
 
 
 # -- whole programs ----------------------------------------------------------------------------
@@ -415,7 +429,8 @@ def generate_program(seed: int | str) -> Program:
     meshes = [random_mesh(rng, "mesh")]
     if rng.random() < 0.2:
         meshes.append(random_mesh(rng, "mesh2"))
-    b = _Builder(rng, meshes)
+    unreduced = len(meshes) == 1 and rng.random() < 0.5
+    b = _Builder(rng, meshes, module=ModuleState(unreduced=unreduced))
     for _ in range(rng.randint(1, 3)):
         rank = rng.choice((1, 2, 2, 3, 3, 4))
         b.new_arg(TType(tuple(rng.choice(_DIM_SIZES) for _ in range(rank))))

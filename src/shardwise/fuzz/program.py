@@ -429,7 +429,7 @@ def _print_construct(op: FOp, types: dict[str, TType]) -> list[str]:
         rtypes = ", ".join(str(t) for t in _result_types(op))
         return [f"{head}stablehlo.optimization_barrier{attrs} {ops} : {rtypes}"]
     if k == "call":
-        return [f"{head}call @{a['callee']}({ops}){attrs} : {_fn_type(op, types)}"]
+        return [f"{head}func.call @{a['callee']}({ops}){attrs} : {_fn_type(op, types)}"]
     if k == "case":
         lines = [f'{head}"stablehlo.case"({ops}) ({{']
         for j, branch in enumerate(a["branches"]):
