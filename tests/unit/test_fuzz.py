@@ -270,3 +270,26 @@ def test_unreduced_axes_only_where_the_reference_survives_them() -> None:
                 if op.kind in ("dot_general", "reduce", "scatter") and op.sharding is not None:
                     assert not op.sharding.unreduced, f"unreduced-{i}"
     assert 10 < with_unreduced < 60
+
+
+def test_shrinking_reaches_into_manual_computation_bodies() -> None:
+    def body_ops(p) -> int:
+        return sum(len(op.attrs["body"].ops) for op in p.ops if op.kind == "manual_computation")
+
+    prog = next(
+        p
+        for p in (generate_program(f"shrink-mc-{i}") for i in range(200))
+        if body_ops(p) >= 4 and any(op.kind == "call" for op in _body_ops_of(p))
+    )
+
+    def has_manual(candidate) -> bool:
+        return _has(candidate, "manual_computation")
+
+    small = shrink_program(prog, has_manual)
+    assert body_ops(small) == 0
+    assert not small.funcs  # the callee called only from the body went with its call
+    run_pass(print_program(small), None)
+
+
+def _body_ops_of(prog):
+    return [i for op in prog.ops if op.kind == "manual_computation" for i in op.attrs["body"].ops]

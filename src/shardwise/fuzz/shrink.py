@@ -3,7 +3,8 @@
 Each step proposes a smaller variant; `still_fails(variant)` keeps it when the divergence
 survives (it must also still be accepted by the reference — the predicate checks that). Steps,
 repeated until none applies: drop func results, delete ops (uses rewired to an operand of the
-same type, else to a new func arg), drop unused args, drop shardings, drop a dimension's axes
+same type, else to a new func arg; in callees and region bodies only to a same-type operand),
+drop unused callees, drop unused args, drop shardings, drop a dimension's axes
 or replicated axes, drop priorities, and simplify meshes (device ids, unused meshes and axes).
 """
 
@@ -17,6 +18,7 @@ from shardwise.fuzz.program import (
     AxisSpec,
     DimSpec,
     FArg,
+    FBody,
     FFunc,
     FOp,
     Program,
@@ -53,6 +55,7 @@ def _candidates(prog: Program) -> Iterator[Program]:
     yield from _delete_ops(prog)
     yield from _drop_unused_funcs(prog)
     yield from _delete_callee_ops(prog)
+    yield from _delete_body_ops(prog)
     yield from _drop_unused_args(prog)
     yield from _drop_shardings(prog)
     yield from _simplify_shardings(prog)
@@ -115,9 +118,25 @@ def _delete_ops(prog: Program) -> Iterator[Program]:
         yield p
 
 
+def _walk_ops(ops: list[FOp]) -> Iterator[FOp]:
+    """`ops` and, depth first, the ops of every region body they hold."""
+    for op in ops:
+        yield op
+        for body in _op_bodies(op):
+            yield from _walk_ops(body.ops)
+
+
+def _op_bodies(op: FOp) -> list[FBody]:
+    if op.kind == "case":
+        return op.attrs["branches"]
+    if op.kind == "manual_computation":
+        return [op.attrs["body"]]
+    return []
+
+
 def _drop_unused_funcs(prog: Program) -> Iterator[Program]:
-    called = {op.attrs["callee"] for op in prog.ops if op.kind == "call"}
-    called |= {op.attrs["callee"] for f in prog.funcs for op in f.ops if op.kind == "call"}
+    ops = [*prog.ops] + [op for f in prog.funcs for op in f.ops]
+    called = {op.attrs["callee"] for op in _walk_ops(ops) if op.kind == "call"}
     if any(f.name not in called for f in prog.funcs):
         p = copy.deepcopy(prog)
         p.funcs = [f for f in p.funcs if f.name in called]
@@ -142,6 +161,43 @@ def _delete_callee_ops(prog: Program) -> Iterator[Program]:
             if results:
                 _rename(p.funcs[fi], op.name, same[0])
             yield p
+
+
+def _bodies_of(prog: Program) -> list[FBody]:
+    """Every region body of the module (case branches, manual computation bodies), in a
+    fixed order, so that the k-th body of a deep copy is the same body."""
+    ops = [*prog.ops] + [op for f in prog.funcs for op in f.ops]
+    return [body for op in _walk_ops(ops) for body in _op_bodies(op)]
+
+
+def _delete_body_ops(prog: Program) -> Iterator[Program]:
+    """Delete an op of a region body: dead in the body, or its uses rewired to a same-type
+    operand (the body's args and results keep their types)."""
+    for k, body in enumerate(_bodies_of(prog)):
+        used = set(body.results)
+        for op in body.ops:
+            used.update(op_uses(op))
+        for i in reversed(range(len(body.ops))):
+            op = body.ops[i]
+            results = [r for r in _results(op) if r in used]
+            same = [o for o in op.operands if o != op.name and _type_in(body, o) == op.type]
+            if results and (results != [op.name] or not same):
+                continue
+            p = copy.deepcopy(prog)
+            target = _bodies_of(p)[k]
+            del target.ops[i]
+            if results:
+                for inner in target.ops:
+                    rename_uses(inner, op.name, same[0])
+                target.results = [same[0] if r == op.name else r for r in target.results]
+            yield p
+
+
+def _type_in(body: FBody, name: str):
+    types = {a.name: a.type for a in body.args}
+    for op in body.ops:
+        types[op.name] = op.type
+    return types.get(name)
 
 
 def _callee_types(func: FFunc) -> dict:
