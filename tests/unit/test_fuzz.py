@@ -293,3 +293,25 @@ def test_shrinking_reaches_into_manual_computation_bodies() -> None:
 
 def _body_ops_of(prog):
     return [i for op in prog.ops if op.kind == "manual_computation" for i in op.attrs["body"].ops]
+
+
+def test_dead_region_ops_carry_no_priorities() -> None:
+    """Shardy 0.10.2's user-priority pass aborts on a prioritized op that reaches no result,
+    also one inside a dead case or manual computation (shrunk from seed 516-223-0)."""
+    from shardwise.fuzz.program import op_uses
+    from shardwise.fuzz.shrink import _nested_shardings
+
+    dead_regions = 0
+    for i in range(150):
+        prog = generate_program(f"dead-{i}")
+        live = {r.value for r in prog.results}
+        for op in reversed(prog.ops):
+            names = [op.name] + [n for n, _ in op.attrs.get("extra", ())]
+            if op.kind == "sharding_group" or any(n in live for n in names):
+                live.update(op_uses(op))
+                continue
+            if op.kind in ("case", "manual_computation"):
+                dead_regions += 1
+            for s in _nested_shardings(op):
+                assert all(d.priority is None for d in s.dims), (f"dead-{i}", op.name)
+    assert dead_regions > 0

@@ -332,10 +332,30 @@ class Builder:
             if op.kind == "sharding_group" or any(n in live for n in names):
                 live.update(op_uses(op))
                 continue
-            if op.sharding is not None:
-                op.sharding = _without_priorities(op.sharding)
-            if "sharding" in op.attrs:  # a constraint's or reshard's
-                op.attrs["sharding"] = _without_priorities(op.attrs["sharding"])
+            _strip_priorities(op)
+
+
+def _strip_priorities(op: FOp) -> None:
+    """No priority on `op`'s shardings, nor on those of the ops in its region bodies (a dead
+    case or manual computation makes every op inside it dead too)."""
+    if op.sharding is not None:
+        op.sharding = _without_priorities(op.sharding)
+    if "sharding" in op.attrs:  # a constraint's or reshard's
+        op.attrs["sharding"] = _without_priorities(op.attrs["sharding"])
+    if "extra_shardings" in op.attrs:
+        op.attrs["extra_shardings"] = [_without_priorities(x) for x in op.attrs["extra_shardings"]]
+    if op.kind == "while":  # its body is (kind, extra) steps; a constraint's extra is a sharding
+        steps = op.attrs["body"]
+        op.attrs["body"] = [
+            (k, _without_priorities(x) if k == "constraint" else x) for k, x in steps
+        ]
+        return
+    bodies = op.attrs.get("branches", []) + (
+        [op.attrs["body"]] if op.kind == "manual_computation" else []
+    )
+    for body in bodies:
+        for inner in body.ops:
+            _strip_priorities(inner)
 
 
 def _without_priorities(s: ShardingSpec) -> ShardingSpec:
