@@ -1,6 +1,7 @@
 """Laws of the propagation passes, on the corpus models and on fuzzed modules.
 
-* idempotent: running a pass again on its own output changes nothing;
+* idempotent: running a pass again on its own output changes nothing - or, where Shardy's own
+  second run changes something, exactly what Shardy's second run gives;
 * deterministic: two runs on the same input print the same module;
 * a closed dimension of a user-given func argument/result sharding is never changed;
 * every output parses and verifies with the reference.
@@ -61,12 +62,25 @@ def _main_shardings(text: str) -> list[tuple[str, TensorSharding | None]]:
     return out
 
 
+@pytest.fixture(scope="module")
+def reference_worker():
+    with ReferenceWorker(timeout=300) as worker:
+        yield worker
+
+
 @pytest.mark.parametrize("pass_name", PASS_NAMES)
 @pytest.mark.parametrize("text", INPUTS)
-def test_idempotent_and_deterministic(text: str, pass_name: str) -> None:
+def test_idempotent_and_deterministic(reference_worker, text: str, pass_name: str) -> None:
     first = _first(text, pass_name)
     assert _ours(text, pass_name) == first, "two runs on the same input differ"
-    assert _ours(first, pass_name) == first, "a second run changed the output"
+    second = _ours(first, pass_name)
+    if second == first:
+        return
+    # Shardy itself is not idempotent on some inputs (fuzz seed props-4: a second run puts a
+    # size-1 axis on a while body's value); then the second run must be Shardy's second run.
+    outcome = reference_worker.run(first, [pass_name])
+    assert outcome.parsed and outcome.outputs[0][0], outcome.error
+    assert second == outcome.outputs[0][1], "a second run changed the output, unlike Shardy's"
 
 
 @pytest.mark.parametrize("pass_name", PASS_NAMES)
@@ -85,12 +99,6 @@ def test_closed_dims_unchanged(text: str, pass_name: str) -> None:
                 f"{label} dim {d}: closed {dim} became {new.dim_shardings[d] if new else None}"
             )
             assert new.dim_shardings[d].is_closed
-
-
-@pytest.fixture(scope="module")
-def reference_worker():
-    with ReferenceWorker(timeout=300) as worker:
-        yield worker
 
 
 @pytest.mark.parametrize("text", INPUTS)
