@@ -123,26 +123,23 @@ def _transform(table: str, name: str) -> Pass:
     return Pass(run, convert)
 
 
-def _explicit_reshards(module: Module, options: Mapping[str, str]) -> None:
-    unknown = set(options) - {"enable-full-version"}
-    if unknown:
-        raise ShardwiseError(
-            f"unknown option(s) {', '.join(sorted(unknown))} for 'sdy-insert-explicit-reshards'; "
-            "known: enable-full-version"
-        )
-    fn = _resolve("shardwise.export.explicit_reshards:insert_explicit_reshards")
-    fn(module, _bool_option(options, "enable-full-version"))
+def _flag_pass(name: str, target: str, flags: Mapping[str, str]) -> Pass:
+    """A pass whose options are booleans: Shardy's spelling -> keyword of `target`, checked
+    up front like every other pass's options."""
 
+    def check(options: Mapping[str, str]) -> dict[str, bool]:
+        unknown = set(options) - set(flags)
+        if unknown:
+            raise ShardwiseError(
+                f"unknown option(s) {', '.join(sorted(unknown))} for '{name}'; "
+                f"known: {', '.join(flags)}"
+            )
+        return {flags[key]: _bool_option(options, key) for key in options}
 
-def _reshard_to_collectives(module: Module, options: Mapping[str, str]) -> None:
-    unknown = set(options) - {"keep-redundant-reshards"}
-    if unknown:
-        raise ShardwiseError(
-            f"unknown option(s) {', '.join(sorted(unknown))} for 'sdy-reshard-to-collectives'; "
-            "known: keep-redundant-reshards"
-        )
-    fn = _resolve("shardwise.export.reshard_to_collectives:reshard_to_collectives")
-    fn(module, keep_redundant_reshards=_bool_option(options, "keep-redundant-reshards"))
+    def run(module: Module, options: Mapping[str, str]) -> None:
+        _resolve(target)(module, **check(options))
+
+    return Pass(run, check)
 
 
 def _export_options(options: Mapping[str, str]) -> Any:
@@ -182,8 +179,16 @@ def _register_transform_tables() -> None:
 
 
 PASSES["sdy-propagation-pipeline"] = Pass(_pipeline, _propagation_options)
-PASSES["sdy-insert-explicit-reshards"] = Pass(_explicit_reshards, lambda options: None)
-PASSES["sdy-reshard-to-collectives"] = Pass(_reshard_to_collectives, lambda options: None)
+PASSES["sdy-insert-explicit-reshards"] = _flag_pass(
+    "sdy-insert-explicit-reshards",
+    "shardwise.export.explicit_reshards:insert_explicit_reshards",
+    {"enable-full-version": "enable_full_version"},
+)
+PASSES["sdy-reshard-to-collectives"] = _flag_pass(
+    "sdy-reshard-to-collectives",
+    "shardwise.export.reshard_to_collectives:reshard_to_collectives",
+    {"keep-redundant-reshards": "keep_redundant_reshards"},
+)
 PASSES["sdy-export-pipeline"] = Pass(_export_pipeline, _export_options)
 
 

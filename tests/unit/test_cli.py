@@ -290,8 +290,22 @@ def test_parse_pass_spec(spec: str, name: str, options: dict[str, str]) -> None:
         ("none{a=1}", "pass 'none' takes no options"),
         ("sdy-basic-propagate{conservative-propagation=maybe}", "expects true or false"),
         ("sdy-populate-op-sharding-rules{x=1}", "unknown option(s) x"),
+        (
+            "sdy-insert-explicit-reshards{x=1}",
+            "unknown option(s) x for 'sdy-insert-explicit-reshards'; known: enable-full-version",
+        ),
+        ("sdy-reshard-to-collectives{keep-redundant-reshards=2}", "expects true or false"),
     ],
-    ids=["syntax", "option-syntax", "unknown", "no-options", "bad-bool", "populate-option"],
+    ids=[
+        "syntax",
+        "option-syntax",
+        "unknown",
+        "no-options",
+        "bad-bool",
+        "populate-option",
+        "explicit-reshards-option",
+        "reshard-to-collectives-bool",
+    ],
 )
 def test_prepare_pass_rejects(spec: str, message: str) -> None:
     with pytest.raises(cli.passes.ShardwiseError) as info:
