@@ -20,6 +20,7 @@ import pytest
 from shardwise import cli
 from shardwise.io.reference import parse_and_print, run_pass
 from shardwise.ir import Module
+from tests.unit.cli_run import run_cli
 
 MESH = 'sdy.mesh @mesh = <["x"=2, "y"=4]>\n'
 T = "tensor<8x16xf32>"
@@ -311,15 +312,6 @@ def _write(case: Case, path: Path) -> None:
         path.write_text(case.source, encoding="utf-8", newline="")
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = cli.main(argv)
-    except SystemExit as e:  # argparse usage errors
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_input(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = CASES[name]
@@ -329,7 +321,7 @@ def test_bad_input(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     def fill(text: str) -> str:
         return text.replace("{f}", str(path)).replace("{d}", str(tmp_path))
 
-    code, out, err = _run([fill(a) for a in case.argv], capsys)
+    code, out, err = run_cli([fill(a) for a in case.argv], capsys)
     assert code == case.code, err
     assert "Traceback" not in err and "internal error" not in err, err
     lines = err.splitlines()
@@ -348,7 +340,7 @@ def test_there_are_at_least_40_cases() -> None:
 def test_caret_under_the_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.mlir"
     path.write_text(_op(f"%0 = stablehlo.abs %argX : {T}"))
-    _, _, err = _run(["verify", str(path)], capsys)
+    _, _, err = run_cli(["verify", str(path)], capsys)
     assert err.splitlines()[1:3] == [f"  %0 = stablehlo.abs %argX : {T}", " " * 21 + "^"]
 
 
@@ -359,7 +351,7 @@ def test_stdin_is_named_stdin(
         buffer = io.BytesIO(_sharded('{"z"}, {}').encode())
 
     monkeypatch.setattr(sys, "stdin", _Stdin)
-    code, _, err = _run(["verify", "-"], capsys)
+    code, _, err = run_cli(["verify", "-"], capsys)
     assert code == 1 and err.startswith("<stdin>:2:1: error: 'func.func' op arg 0 - unknown axis")
 
 
@@ -370,7 +362,7 @@ def test_one_bad_input_does_not_stop_the_others(
     (tmp_path / "a.mlir").write_text(_sharded('{"z"}, {}'))
     (tmp_path / "b.mlir").write_text(good)
     argv = ["propagate", "--pass", "none", str(tmp_path / "a.mlir"), str(tmp_path / "b.mlir")]
-    code, _, err = _run([*argv, "-o", str(tmp_path / "out")], capsys)
+    code, _, err = run_cli([*argv, "-o", str(tmp_path / "out")], capsys)
     assert code == 1 and "unknown axis" in err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["b.mlir"]
     assert (tmp_path / "out" / "b.mlir").read_text() == parse_and_print(good)
@@ -425,7 +417,7 @@ def test_odd_but_valid_inputs_match_the_reference(
 ) -> None:
     path = tmp_path / "in.mlir"
     path.write_text(source)
-    code, out, err = _run(["propagate", "--pass", our_pass, str(path)], capsys)
+    code, out, err = run_cli(["propagate", "--pass", our_pass, str(path)], capsys)
     assert code == 0, err
     # sdy-user-priority-propagate drops priorities, so the reference runs without them.
     assert out == run_pass(source.replace("p1", ""), reference_pass)
@@ -442,14 +434,14 @@ def test_internal_error_names_pass_and_op(
     monkeypatch.setitem(cli.passes.PASSES, "crash", crash_on_abs)
     path = tmp_path / "in.mlir"
     path.write_text(MESH + _func())
-    code, _, err = _run(["propagate", "--pass", "crash", str(path)], capsys)
+    code, _, err = run_cli(["propagate", "--pass", "crash", str(path)], capsys)
     assert code == 1
     assert err.splitlines()[0] == (
         "error: internal error in shardwise while running crash on op 'stablehlo.abs' at "
         f"{path}:3:8; please report it"
     )
     assert "Traceback" not in err
-    code, _, err = _run(["--debug", "propagate", "--pass", "crash", str(path)], capsys)
+    code, _, err = run_cli(["--debug", "propagate", "--pass", "crash", str(path)], capsys)
     assert code == 1 and "Traceback" in err and "ZeroDivisionError: boom" in err
 
 
@@ -483,7 +475,7 @@ def test_side_outputs_into_a_missing_directory(
     path = tmp_path / "in.mlir"
     path.write_text(_sharded('{"x"}, {}'))
     target = tmp_path / "missing" / "out"
-    code, _, err = _run([flags[0], str(path), flags[1], str(target)], capsys)
+    code, _, err = run_cli([flags[0], str(path), flags[1], str(target)], capsys)
     assert code == 1
     assert err.splitlines()[0] == (
         f"{target}: error: cannot write: directory '{target.parent}' does not exist"

@@ -16,6 +16,7 @@ import pytest
 
 from shardwise import cli
 from shardwise.io.reference import parse_and_print, run_pass
+from tests.unit.cli_run import run_cli
 
 GOOD = """\
 sdy.mesh @mesh = <["x"=2, "y"=4]>
@@ -41,15 +42,6 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "good.mlir").write_text(GOOD)
     return tmp_path
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = cli.main(argv)
-    except SystemExit as e:  # argparse usage errors
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # (argv, exit code, text expected in stderr); {d} is the test's directory.
@@ -116,24 +108,24 @@ _ERROR_CASES = [
 def test_errors(
     files: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, message: str
 ) -> None:
-    got, out, err = _run([a.replace("{d}", str(files)) for a in argv], capsys)
+    got, out, err = run_cli([a.replace("{d}", str(files)) for a in argv], capsys)
     assert got == code
     assert message.replace("{d}", str(files)) in err
     assert "Traceback" not in err
 
 
 def test_verify_ok_and_mixed(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(["verify", f"{files}/good.mlir", f"{files}/bad.mlir"], capsys)
+    code, out, err = run_cli(["verify", f"{files}/good.mlir", f"{files}/bad.mlir"], capsys)
     assert code == 1
     assert out == f"{files}/good.mlir: ok\n"
     assert f"{files}/bad.mlir:2:3: error:" in err
-    assert _run(["verify", f"{files}/good.mlir"], capsys)[0] == 0
+    assert run_cli(["verify", f"{files}/good.mlir"], capsys)[0] == 0
 
 
 def test_propagate_none_to_stdout_is_the_reference_print(
     files: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = _run(["propagate", "--pass", "none", f"{files}/good.mlir"], capsys)
+    code, out, err = run_cli(["propagate", "--pass", "none", f"{files}/good.mlir"], capsys)
     assert (code, err) == (0, "")
     assert out == parse_and_print(GOOD)
 
@@ -142,16 +134,18 @@ def test_propagate_reads_stdin(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(GOOD.encode())))
-    code, out, err = _run(["propagate", "--pass", "none", "-"], capsys)
+    code, out, err = run_cli(["propagate", "--pass", "none", "-"], capsys)
     assert (code, err) == (0, "")
     assert out == parse_and_print(GOOD)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(VERIFY_ERROR.encode())))
-    code, _, err = _run(["verify", "-"], capsys)
+    code, _, err = run_cli(["verify", "-"], capsys)
     assert code == 1 and err.startswith("<stdin>:2:3: error:")
 
 
 def test_propagate_generic(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(["propagate", "--pass", "none", "--generic", f"{files}/good.mlir"], capsys)
+    code, out, _ = run_cli(
+        ["propagate", "--pass", "none", "--generic", f"{files}/good.mlir"], capsys
+    )
     assert code == 0
     assert out == parse_and_print(GOOD, generic=True)
 
@@ -163,13 +157,13 @@ def test_propagate_generic(files: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_propagate_passes_match_reference(
     files: Path, capsys: pytest.CaptureFixture[str], spec: str
 ) -> None:
-    code, out, err = _run(["propagate", "--pass", spec, f"{files}/good.mlir"], capsys)
+    code, out, err = run_cli(["propagate", "--pass", spec, f"{files}/good.mlir"], capsys)
     assert code == 0, err
     assert out == run_pass(GOOD, spec)
 
 
 def test_propagate_default_runs_on_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(["propagate"], capsys)
+    code, out, err = run_cli(["propagate"], capsys)
     assert code == 0, err
     assert out == run_pass(EXAMPLE_TEXT, cli.DEFAULT_PASS)
 
@@ -178,7 +172,7 @@ def test_propagate_several_inputs_into_a_directory(
     files: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (files / "two.mlir").write_text(GOOD.replace("abs", "negate"))
-    code, _, err = _run(
+    code, _, err = run_cli(
         [
             "propagate",
             "--pass",
@@ -198,7 +192,7 @@ def test_propagate_several_inputs_into_a_directory(
 def test_propagate_keeps_going_after_a_bad_input(
     files: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = _run(
+    code, _, err = run_cli(
         [
             "propagate",
             "--pass",
@@ -217,7 +211,7 @@ def test_propagate_keeps_going_after_a_bad_input(
 
 def test_rules_command(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("shardwise.rules.populate")
-    code, out, err = _run(["rules", f"{files}/good.mlir"], capsys)
+    code, out, err = run_cli(["rules", f"{files}/good.mlir"], capsys)
     assert code == 0, err
     assert out == run_pass(GOOD, "sdy-populate-op-sharding-rules")
 
@@ -229,7 +223,7 @@ def test_internal_error_is_short_with_a_hint(
         raise KeyError("oops")
 
     monkeypatch.setitem(cli.passes.PASSES, "boom", boom)
-    code, _, err = _run(["propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
+    code, _, err = run_cli(["propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
     assert code == 1
     assert (
         f"error: internal error in shardwise while running boom on {files}/good.mlir; "
@@ -237,7 +231,7 @@ def test_internal_error_is_short_with_a_hint(
     ) in err
     assert "please report it" in err and "--debug" in err
     assert "Traceback" not in err
-    code, _, err = _run(["--debug", "propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
+    code, _, err = run_cli(["--debug", "propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
     assert code == 1 and "Traceback" in err
 
 
