@@ -61,6 +61,7 @@ __all__ = [
     "verify_manual_computation",
     "verify_module",
     "resolve_mesh",
+    "sdy_values",
 ]
 
 # Axis name -> location of the enclosing `sdy.manual_computation` that made it manual.
@@ -590,7 +591,7 @@ def verify_module(module: Module) -> None:
     """
     meshes = module.meshes()
     for op in module.walk():
-        for value in _sdy_values(op):
+        for value in sdy_values(op):
             _verify_attribute_level(value, op.location)
     for op in module.walk():
         with _prefixed(f"'{op.name}' op "):
@@ -600,7 +601,7 @@ def verify_module(module: Module) -> None:
             _verify_symbol_uses(op, meshes)
 
 
-def _sdy_values(op: Op) -> Iterator[object]:
+def sdy_values(op: Op) -> Iterator[object]:
     """Every typed ``#sdy`` value attached to `op`, including func argument/result dicts."""
     for value in (*op.properties.values(), *op.attributes.values()):
         elements = getattr(value, "elements", None)

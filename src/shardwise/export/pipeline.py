@@ -11,15 +11,15 @@ The partitioner steps call the teammates' `insert_explicit_reshards` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from shardwise.export.passes import PASSES
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
-from shardwise.ir import ArrayAttr, DictAttr, Module
+from shardwise.ir import Module
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
-from shardwise.verify import verify_module
+from shardwise.verify import sdy_values, verify_module
 
 __all__ = ["ExportOptions", "export_pipeline", "post_propagation_pipeline"]
 
@@ -94,24 +94,14 @@ def _shardy_partitioner(module: Module, options: ExportOptions) -> None:
         PASSES["sdy-remove-all-gather-reduce-scatter-for-cmv1"](module)
 
 
-def _sharding_values(value: object) -> Iterator[TensorSharding]:
-    if isinstance(value, TensorSharding):
-        yield value
-    elif isinstance(value, TensorShardingPerValue):
-        yield from value.shardings
-    elif isinstance(value, ArrayAttr):  # func argument/result attribute dicts
-        for element in value.elements:
-            if isinstance(element, DictAttr):
-                yield from (v for v in element.entries.values() if isinstance(v, TensorSharding))
-
-
 def _has_empty_closed_dim_with_priority(module: Module) -> bool:
     """Whether closing shardings left ``{}p<n>`` somewhere: the one thing it can make invalid
     in a verified module, so the full (costly) verifier runs only then."""
     for op in module.walk():
-        for value in (*op.properties.values(), *op.attributes.values()):
-            for sharding in _sharding_values(value):
-                if any(
+        for value in sdy_values(op):
+            shardings = value.shardings if isinstance(value, TensorShardingPerValue) else (value,)
+            for sharding in shardings:
+                if isinstance(sharding, TensorSharding) and any(
                     d.priority is not None and d.is_closed and not d.axes
                     for d in sharding.dim_shardings
                 ):
