@@ -37,7 +37,15 @@ from shardwise.propagation.sharding_access import get_func_result_sharding, get_
 from shardwise.rules.rule import OpShardingRule, factor_symbol
 from shardwise.sharding import TensorSharding
 
-__all__ = ["Origin", "Blocked", "ProvenanceObserver", "Explanation", "explain_value", "Key"]
+__all__ = [
+    "Origin",
+    "Blocked",
+    "ProvenanceObserver",
+    "Explanation",
+    "explain_value",
+    "func_result_of_key",
+    "Key",
+]
 
 Key = Value | str  # a value, or "func:resultN" for a func result attribute
 
@@ -218,7 +226,7 @@ class ProvenanceObserver:
     def _result_keys(self, op: Op, values: list[Value]) -> list[Key]:
         if op.name == "func.func":
             terminator = op.regions[0].entry.terminator
-            name = _func_name(op)
+            name = func_name(op)
             return [f"{name}:result{list(terminator.operands).index(v)}" for v in values]
         if op.name == "sdy.data_flow_edge":
             for v in values:
@@ -235,7 +243,7 @@ class ProvenanceObserver:
                 for v in op.regions[0].entry.args:
                     self._annotated(v, get_sharding(v))
                 for i in range(len(op.regions[0].entry.terminator.operands)):
-                    key = f"{_func_name(op)}:result{i}"
+                    key = f"{func_name(op)}:result{i}"
                     self._annotated(key, get_func_result_sharding(op, i))
 
     def _annotated(self, key: Key, sharding: TensorSharding | None) -> None:
@@ -246,20 +254,25 @@ class ProvenanceObserver:
                     self.priorities.setdefault((key, axis), dim.priority)
 
 
-def _func_name(func: Op) -> str:
+def func_name(func: Op) -> str:
+    """A func's symbol name, without quotes or ``@``."""
     return str(func.get_attr("sym_name")).strip('"').lstrip("@")
 
 
 # -- explanations -------------------------------------------------------------------------------
 
 
+def func_result_of_key(module: Module, key: str) -> tuple[Op, int] | None:
+    """The func and result index that a func-result key (``main:result0``) names."""
+    name, _, index = key.partition(":result")
+    func = module.lookup_symbol(name)
+    return (func, int(index)) if func is not None and func.name == "func.func" else None
+
+
 def sharding_of_key(module: Module, key: Key) -> TensorSharding | None:
     if isinstance(key, str):
-        name, _, rest = key.partition(":result")
-        for func in module.funcs:
-            if _func_name(func) == name:
-                return get_func_result_sharding(func, int(rest))
-        return None
+        found = func_result_of_key(module, key)
+        return get_func_result_sharding(*found) if found is not None else None
     return get_sharding(key)
 
 

@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from shardwise.explain.provenance import func_result_of_key
 from shardwise.explain.run import all_keys, explain_module, key_name, key_type
 from shardwise.explain.text import format_explanation, where
 from shardwise.ir import Module, Op, TensorType, Value
@@ -253,11 +254,11 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
 
 def _returned_value(module: Module, key: str) -> Value | None:
     """The value a func result (``main:result0``) returns."""
-    name, _, index = key.partition(":result")
-    for func in module.funcs:
-        if str(func.get_attr("sym_name")).strip('"').lstrip("@") == name:
-            return func.regions[0].entry.terminator.operands[int(index)]
-    return None
+    found = func_result_of_key(module, key)
+    if found is None:
+        return None
+    func, index = found
+    return func.regions[0].entry.terminator.operands[index]
 
 
 def _operand_names(module: Module, key) -> list[str]:

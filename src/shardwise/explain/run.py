@@ -12,9 +12,11 @@ from shardwise.explain.provenance import (
     Key,
     ProvenanceObserver,
     explain_value,
+    func_name,
+    func_result_of_key,
     sharding_of_key,
 )
-from shardwise.ir import Module, Op, Type, Value, func_result_types
+from shardwise.ir import Module, Type, Value, func_result_types
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import OP_PRIORITY_ROUNDS
 from shardwise.propagation.pipeline import export_after_propagation, import_and_propagate
@@ -81,17 +83,13 @@ def _remember_output_names(module: Module) -> None:
 _DEFINITION = re.compile(r'^\s*(%[\w.$-]+(?::\d+)?)\s*=\s*"?([\w.]+)', re.MULTILINE)
 
 
-def _func_name(func: Op) -> str:
-    return str(func.get_attr("sym_name")).strip('"').lstrip("@")
-
-
 def key_name(module: Module, key: Key) -> str:
     if isinstance(key, str):
         return key
     if key.is_block_arg:
         parent = key.owner.parent_op  # type: ignore[union-attr]
         if parent is not None and parent.name == "func.func":
-            return f"{_func_name(parent)}:arg{key.index}"
+            return f"{func_name(parent)}:arg{key.index}"
     return _OUTPUT_NAMES.get(key) or key.name or "?"
 
 
@@ -99,12 +97,11 @@ def key_type(module: Module, key: Key) -> Type | None:
     """The tensor type of a value, or of a func result (``main:result0``) from its func's type."""
     if isinstance(key, Value):
         return key.type
-    name, _, index = key.partition(":result")
-    for func in module.funcs:
-        if _func_name(func) == name:
-            types = func_result_types(func)
-            return types[int(index)] if int(index) < len(types) else None
-    return None
+    found = func_result_of_key(module, key)
+    if found is None:
+        return None
+    types = func_result_types(found[0])
+    return types[found[1]] if found[1] < len(types) else None
 
 
 def all_keys(module: Module) -> list[Key]:
@@ -115,7 +112,7 @@ def all_keys(module: Module) -> list[Key]:
             keys.extend(op.regions[0].entry.args)
             term = op.regions[0].entry.terminator
             n = len(term.operands) if term is not None else 0
-            keys.extend(f"{_func_name(op)}:result{i}" for i in range(n))
+            keys.extend(f"{func_name(op)}:result{i}" for i in range(n))
         keys.extend(v for v in op.results if op.name != "func.func")
     return keys
 
