@@ -1,0 +1,78 @@
+"""Where shardwise's time goes: the default pipeline on one file, phase by phase.
+
+    python benchmarks/phases.py benchmarks/data/gpt_64.mlir [-n 3]
+
+Prints the median wall time of each phase (load, the import pipeline, the rest of the import
+steps, propagation, export, write) next to the reference's whole run in the same process
+(alternating, as `run.py`), and the ratio of the sum to the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from shardwise.imports import (
+    apply_sharding_constraints,
+    flatten_call_graph,
+    import_func_calls,
+    import_pipeline,
+    pre_order_funcs,
+    sharding_group_import,
+    symbol_dce,
+)
+from shardwise.io.mlir import load_text, write_text
+from shardwise.io.reference import run_pass
+from shardwise.propagation.options import PropagationOptions
+from shardwise.propagation.passes import user_priority_propagate
+from shardwise.propagation.pipeline import export_after_propagation
+
+
+def _rest_of_import(module) -> None:
+    flatten_call_graph(module)
+    symbol_dce(module)
+    import_func_calls(module)
+    symbol_dce(module)
+    apply_sharding_constraints(module)
+    sharding_group_import(module)
+    pre_order_funcs(module)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file")
+    parser.add_argument("-n", "--reps", type=int, default=3)
+    args = parser.parse_args()
+    with open(args.file, encoding="utf-8") as f:
+        text = f.read()
+    options = PropagationOptions()
+    times: dict[str, list[float]] = {}
+
+    def timed(name, fn, *fn_args):
+        start = time.perf_counter()
+        result = fn(*fn_args)
+        times.setdefault(name, []).append(time.perf_counter() - start)
+        return result
+
+    for _ in range(args.reps + 1):  # the first repetition warms up and is dropped below
+        timed("reference", run_pass, text, "sdy-propagation-pipeline")
+        module = timed("load", load_text, text, args.file)
+        timed("import pipeline", import_pipeline, module)
+        timed("rest of import", _rest_of_import, module)
+        keep_rules = options.with_options(keep_sharding_rules=True)
+        timed("propagate", user_priority_propagate, module, keep_rules)
+        timed("export", export_after_propagation, module, options)
+        timed("write", write_text, module)
+    total = 0.0
+    for name, values in times.items():
+        median = statistics.median(values[1:])
+        if name != "reference":
+            total += median
+        print(f"{name:16s} {median:7.3f} s")
+    reference = statistics.median(times["reference"][1:])
+    print(f"{'shardwise':16s} {total:7.3f} s  = {total / reference:.2f}x the reference")
+
+
+if __name__ == "__main__":
+    main()
