@@ -178,3 +178,59 @@ def test_populate_sets_rules_on_ops_with_rules_only() -> None:
         for op in module.walk()
         if op.name.startswith(("func", "builtin"))
     )
+
+
+# -- rules shared by op signature -----------------------------------------------------------------
+
+
+def test_ops_with_one_signature_share_one_rule() -> None:
+    first = create_op_sharding_rule(make_op("stablehlo.reverse", dimensions="array<i64: 1>"))
+    second = create_op_sharding_rule(make_op("stablehlo.reverse", dimensions="array<i64: 1>"))
+    assert first is second
+    assert str(first) == "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4} permutation={j}>"
+
+
+@pytest.mark.parametrize(
+    "attrs, expected",
+    [
+        (
+            {"dimensions": "array<i64: 0>"},
+            "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4} permutation={i}>",
+        ),
+        (
+            {"dimensions": "array<i64: 1>"},
+            "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4} permutation={j}>",
+        ),
+    ],
+    ids=["dim0", "dim1"],
+)
+def test_a_different_attribute_is_a_different_signature(attrs: dict, expected: str) -> None:
+    assert str(create_op_sharding_rule(make_op("stablehlo.reverse", **attrs))) == expected
+
+
+def _update_slice(start: Op) -> Op:
+    """dynamic_update_slice(%operand: 8x4, %update: 2x4, start, start): one module per call."""
+    update = Block([TensorType((2, 4), "f32")]).args[0]
+    op = Op("stablehlo.dynamic_update_slice", result_types=[T])
+    op.add_operand(Block([T]).args[0])
+    op.add_operand(update)
+    op.add_operand(start.results[0])
+    op.add_operand(start.results[0])
+    return op
+
+
+def test_rules_reading_operands_defining_ops_are_not_shared() -> None:
+    """Same types and attributes; constant starts make dim 0 pass-through, others need
+    replication (`dynamic_update_slice_rule`), so the signature alone must not decide."""
+    scalar = TensorType((), "i32")
+    constant = Op("stablehlo.constant", result_types=[scalar])
+    computed = Op("stablehlo.add", result_types=[scalar])
+    with_constant = create_op_sharding_rule(_update_slice(constant))
+    with_computed = create_op_sharding_rule(_update_slice(computed))
+    assert (
+        str(with_constant)
+        == "#sdy.op_sharding_rule<([i, k], [j, k], [], [])->([i, k]) {i=8, j=2, k=4}>"
+    )
+    assert str(with_computed) == (
+        "#sdy.op_sharding_rule<([i, k], [j, k], [], [])->([i, k]) {i=8, j=2, k=4} need_replication={j}>"
+    )

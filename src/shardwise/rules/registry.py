@@ -139,11 +139,58 @@ def _is_terminator(op: Op) -> bool:
     return op.is_terminator and parent is not None and parent.name != "builtin.module"
 
 
+# Built-in rules that read more than the op's signature: the defining ops of operands
+# (concatenate, dynamic_update_slice), a result's users (custom calls: X64Combine).
+_READS_MORE_THAN_SIGNATURE = frozenset(
+    {"stablehlo.concatenate", "stablehlo.custom_call", "stablehlo.dynamic_update_slice"}
+)
+# Attributes no rule reads, left out of the signature (they change during propagation).
+_NOT_IN_SIGNATURE = frozenset({"sdy.sharding", SHARDING_RULE_ATTR})
+_BUILTIN_RULES_MODULE = "shardwise.rules.ops."
+
+# Rules of built-in rule functions by op signature: layers of a model repeat the same ops.
+_rules_by_signature: dict[tuple, OpShardingRule | None] = {}
+_MAX_CACHED_RULES = 1 << 14
+
+
+def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
+    """What a built-in rule function reads of `op` (name, types, attributes), or None when it
+    may read more (regions, operands' defining ops, a user's rule function, unhashable
+    attributes)."""
+    if (
+        op.regions
+        or op.name in _READS_MORE_THAN_SIGNATURE
+        or not rule_fn.__module__.startswith(_BUILTIN_RULES_MODULE)
+    ):
+        return None
+    signature = (
+        op.name,
+        conservative,
+        tuple(v.type for v in op.operands),
+        tuple(r.type for r in op.results),
+        tuple(op.properties.items()),
+        tuple(item for item in op.attributes.items() if item[0] not in _NOT_IN_SIGNATURE),
+    )
+    try:
+        hash(signature)
+    except TypeError:
+        return None
+    return signature
+
+
 def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy would create for `op` (ignoring any rule already on it)."""
     rule_fn = _rules().get(op.name)
     if rule_fn is not None:
-        return rule_fn(op, conservative)
+        signature = _signature(op, rule_fn, conservative)
+        if signature is None:
+            return rule_fn(op, conservative)
+        rule = _rules_by_signature.get(signature)
+        if rule is None:
+            if len(_rules_by_signature) >= _MAX_CACHED_RULES:
+                _rules_by_signature.clear()
+            rule = _rules_by_signature[signature] = rule_fn(op, conservative)
+        return rule
     if op.name in NO_RULE_OPS or _is_terminator(op):
         return None
     warn_once("op", f"op '{op.name}' is unknown to SDY sharding rule registry")
