@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
@@ -19,6 +20,7 @@ __all__ = [
     "ManualAxes",
     "MeshRef",
     "symbol_ref",
+    "interned",
 ]
 
 # A sharding names its mesh by symbol (``@mesh``) or carries it inline (``mesh<[...]>``).
@@ -149,7 +151,10 @@ class TensorSharding:
     # -- constructors and rewrites ----------------------------------------------------------
 
     @staticmethod
+    @functools.lru_cache(maxsize=1024)
     def fully_open(mesh_or_ref: MeshRef, rank: int) -> TensorSharding:
+        """One shared value per (mesh, rank): propagation creates many (frozen, so sharing is
+        safe; equal keys of the memoized step then compare by identity)."""
         return TensorSharding(mesh_or_ref, (DimensionSharding.open(),) * rank)
 
     @staticmethod
@@ -191,6 +196,26 @@ class TensorSharding:
         return all(
             a.axes == b.axes for a, b in zip(self.dim_shardings, other.dim_shardings, strict=True)
         )
+
+
+_interned: dict[TensorSharding, TensorSharding] = {}
+_MAX_INTERNED = 1 << 16
+
+
+def interned(sharding: TensorSharding) -> TensorSharding:
+    """The one shared instance equal to `sharding`.
+
+    Propagation's memoized step compares its keys on every hit; equal shardings that are the
+    same object compare by identity instead of field by field. The parser and the step intern
+    the shardings they create.
+    """
+    found = _interned.get(sharding)
+    if found is not None:
+        return found
+    if len(_interned) >= _MAX_INTERNED:
+        _interned.clear()
+    _interned[sharding] = sharding
+    return sharding
 
 
 @dataclass(frozen=True, slots=True)

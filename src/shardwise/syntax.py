@@ -38,6 +38,7 @@ from shardwise.sharding import (
     ManualAxes,
     TensorSharding,
     TensorShardingPerValue,
+    interned,
 )
 
 __all__ = [
@@ -354,7 +355,9 @@ class SdyParser:
                     "failed to parse Sdy_TensorSharding, expected valid named axis list after comma"
                 )
         self.parse_punctuation(">")
-        return TensorSharding(mesh_or_ref, tuple(dims), replicated, unreduced, reduction_op)
+        return interned(
+            TensorSharding(mesh_or_ref, tuple(dims), replicated, unreduced, reduction_op)
+        )
 
     def _parse_reduction_op(self) -> str:
         for op in _REDUCTION_OPS:

@@ -27,7 +27,7 @@ from shardwise.propagation.factor_propagation import (
     propagate_op_shardings,
 )
 from shardwise.propagation.groups import ShardingGroupMap
-from shardwise.propagation.op_properties import is_elementwise, is_trivially_dead
+from shardwise.propagation.op_properties import has_no_memory_effect, is_elementwise
 from shardwise.propagation.projection import ShardingProjection
 from shardwise.propagation.sharding_access import (
     data_flow_edge_for_source,
@@ -190,6 +190,13 @@ class PropagationDriver:
         self.ruleless_names: set[str] = set()
         self.current: Op | None = None
         self.observer_projection: ShardingProjection | None = None
+        # Per-factor directions by (op name, rule) when the direction function depends on
+        # nothing else (`op_invariant`; see `_directions`).
+        self.directions_memo: dict[tuple, tuple] | None = (
+            {}
+            if direction_fn is propagate_any or getattr(direction_fn, "op_invariant", False)
+            else None
+        )
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -212,7 +219,14 @@ class PropagationDriver:
     def _greedy(self) -> None:
         self.worklist.seed([op for op in self.module.walk() if op is not self.module.op])
         while (op := self.worklist.pop()) is not None:
-            if is_trivially_dead(op):
+            # `is_trivially_dead`, its use check inline: most popped ops have a used result.
+            dead = False
+            for result in op.results:
+                if result.uses:
+                    break
+            else:
+                dead = has_no_memory_effect(op)
+            if dead:
                 # Not a match: the op matched last must not shield its operands from requeuing.
                 self.current = None
                 self._erase(op)
@@ -332,9 +346,27 @@ class PropagationDriver:
             self._value_side(op.operands, operand_shardings),
             self._value_side(op.results, result_shardings),
             rule,
-            self._direction_for(op),
+            self._directions(op, rule),
             self.conservative,
         )
+
+    def _directions(self, op: Op, rule: OpShardingRule) -> tuple:
+        """The direction of every factor of `rule` in a step on `op` (`_step_directions`),
+        looked up by op name and rule when the direction function allows it: the op-priority
+        heuristics after the first round read only those, except for the two ops whose
+        answer depends on more (a custom call's target, a bitcast's types)."""
+        memo = self.directions_memo
+        if (
+            memo is None
+            or op.name in _DIRECTIONS_BY_MORE_THAN_NAME
+            or op.attributes.get(SHARDING_RULE_ATTR) is not rule  # the heuristics read it
+        ):
+            return _step_directions(rule, self._direction_for(op))
+        memo_key = (op.name, rule)
+        directions = memo.get(memo_key)
+        if directions is None:
+            directions = memo[memo_key] = _step_directions(rule, self._direction_for(op))
+        return directions
 
     def _rule_of(self, op: Op) -> OpShardingRule | None:
         if op.name in self.ruleless_names and SHARDING_RULE_ATTR not in op.attributes:
@@ -494,7 +526,7 @@ class PropagationDriver:
         operands: _Tensors,
         results: _Tensors,
         rule: OpShardingRule,
-        direction: StepDirection,
+        direction: StepDirection | tuple,
         conservative: bool,
         notify: bool = True,
     ) -> bool:
@@ -574,8 +606,15 @@ class PropagationDriver:
         return True
 
 
-def _step_directions(rule: OpShardingRule, direction: StepDirection) -> tuple:
-    """The effective direction of every factor of `rule` (NONE for blocked factors)."""
+# Ops whose op-priority directions depend on more than their name and rule.
+_DIRECTIONS_BY_MORE_THAN_NAME = frozenset({"stablehlo.custom_call", "stablehlo.bitcast_convert"})
+
+
+def _step_directions(rule: OpShardingRule, direction: StepDirection | tuple) -> tuple:
+    """The effective direction of every factor of `rule` (NONE for blocked factors); a tuple
+    is taken as already effective."""
+    if type(direction) is tuple:
+        return direction
     if isinstance(direction, PropagationDirection):
         directions = [direction] * len(rule.factor_sizes)
     else:

@@ -44,7 +44,7 @@ from shardwise.propagation.projection import (
     is_strict_prefix,
 )
 from shardwise.rules.rule import OpShardingRule, TensorMapping
-from shardwise.sharding import TensorSharding
+from shardwise.sharding import TensorSharding, interned
 
 __all__ = [
     "PropagationDirection",
@@ -601,7 +601,9 @@ def new_tensor_shardings(
         bits: Sequence[bool],
     ) -> NewShardings:
         return tuple(
-            t.create_tensor_sharding(m, rule.factor_sizes, mesh_name, mesh) if bit else None
+            interned(t.create_tensor_sharding(m, rule.factor_sizes, mesh_name, mesh))
+            if bit
+            else None
             for t, m, bit in zip(tensors, mappings, bits, strict=True)
         )
 

@@ -251,6 +251,10 @@ class _OpBasedDirection:
         self.per_factor = [h for h in schedule if h in _FACTOR_DEPENDENT]
         self.direction_fn = direction_fn
         self.round = len(schedule) - 1
+        # After the first round the use-count heuristic is absorbed by its multi-use variant
+        # (which allows a superset of its directions), so every heuristic reads only the op's
+        # name and rule (custom calls and bitcasts aside, see the driver's `_directions`).
+        self.op_invariant = self.round >= 1 and direction_fn is propagate_any
 
     def __call__(self, op: Op, factor: int) -> PropagationDirection:
         direction = self.for_op(op)
