@@ -6,8 +6,6 @@ Shardy's `walkCalls`/`iterateFuncs` (ir/utils.cc, over MLIR's `CallGraph`); the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -26,6 +24,7 @@ from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = [
     "ORIGINAL_FUNC_NAME_ATTR",
+    "calls_by_func",
     "funcs_in_call_graph_order",
     "calls_in_call_graph_order",
     "callee_name",
@@ -49,25 +48,31 @@ def _has_body(func: Op) -> bool:
     return bool(func.regions) and bool(func.regions[0].blocks)
 
 
-def _calls_in(op: Op) -> Iterator[Op]:
-    for nested in op.walk():
-        if nested.name == "func.call":
-            yield nested
+def calls_by_func(module: Module) -> dict[Op, list[Op]]:
+    """The ``func.call`` ops of each top-level func with a body, in program order (one walk).
+
+    The call graph of a pass: build it once and hand it to `funcs_in_call_graph_order`.
+    """
+    return {
+        func: [op for op in func.walk() if op.name == "func.call"]
+        for func in module.funcs
+        if _has_body(func)
+    }
 
 
-def _rpo_funcs(module: Module) -> list[Op]:
+def _rpo_funcs(module: Module, calls: dict[Op, list[Op]]) -> list[Op]:
     """Funcs with a body in reverse post-order of MLIR's `CallGraph` from the external node.
 
     The external node has an edge to every top-level func (module order); a func has one
     edge per distinct callee, in the order its calls appear.
     """
-    funcs = {module.symbol_name(f): f for f in module.funcs if _has_body(f)}
+    funcs = {module.symbol_name(f): f for f in calls}
     visited: set[int] = set()
     post_order: list[Op] = []
 
     def visit(func: Op) -> None:
         visited.add(id(func))
-        for callee in dict.fromkeys(callee_name(c) for c in _calls_in(func)):
+        for callee in dict.fromkeys(callee_name(c) for c in calls[func]):
             target = funcs.get(callee)
             if target is not None and id(target) not in visited:
                 visit(target)
@@ -79,15 +84,21 @@ def _rpo_funcs(module: Module) -> list[Op]:
     return post_order[::-1]
 
 
-def funcs_in_call_graph_order(module: Module, pre_order: bool = False) -> list[Op]:
-    """`iterateFuncs`: callees before callers by default, callers first with `pre_order`."""
-    rpo = _rpo_funcs(module)
+def funcs_in_call_graph_order(
+    module: Module, pre_order: bool = False, calls: dict[Op, list[Op]] | None = None
+) -> list[Op]:
+    """`iterateFuncs`: callees before callers by default, callers first with `pre_order`.
+
+    `calls`: the module's `calls_by_func`, if the caller has it already.
+    """
+    rpo = _rpo_funcs(module, calls_by_func(module) if calls is None else calls)
     return rpo if pre_order else rpo[::-1]
 
 
 def calls_in_call_graph_order(module: Module, pre_order: bool = False) -> list[Op]:
     """`walkCalls`: the calls of each func (program order) with funcs in call-graph order."""
-    return [c for f in funcs_in_call_graph_order(module, pre_order) for c in _calls_in(f)]
+    calls = calls_by_func(module)
+    return [c for f in funcs_in_call_graph_order(module, pre_order, calls) for c in calls[f]]
 
 
 def original_func_name(func: Op) -> str:

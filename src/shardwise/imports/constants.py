@@ -11,6 +11,7 @@ The originals, left unused, are erased with their ``sdy.sharding_group`` users.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from shardwise.imports.calls import clone_func_recursively
@@ -32,17 +33,36 @@ __all__ = ["constant_or_scalar_splitter"]
 
 _SHAPE_OPS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
 _NOT_PURE = frozenset({"sdy.sharding_constraint"})
+_GROUP = "sdy.sharding_group"
+_SKIPPED = frozenset({"func.func", _GROUP})
+# A constant expression: a constant or iota, or a constant-preserving op of constants.
+_SOURCES = frozenset({"sdy.constant", "stablehlo.iota"})
 
 
 @dataclass
 class _State:
     module: Module
     table: SymbolTable
+    has_groups: bool
     non_const_named: set[str] = field(default_factory=set)
     non_const_funcs: set[str] = field(default_factory=set)
     # Clones to insert before an original op, in insertion order; applied once per region
     # (inserting one by one is quadratic in the block size).
     pending: dict[Op, list[Op]] = field(default_factory=dict)
+    # The sharding-group users of an original result, newest use first (MLIR's use-list
+    # order): read once per result, as they do not change while its region is split (groups
+    # are never rewired, their clones use the clones).
+    groups: dict[Value, list[Op]] = field(default_factory=dict)
+
+    def group_users(self, result: Value) -> list[Op]:
+        if not self.has_groups:
+            return []
+        users = self.groups.get(result)
+        if users is None:
+            uses = reversed(list(dict.fromkeys(result.uses)))
+            users = [user for user, _ in uses if user.name == _GROUP]
+            self.groups[result] = users
+        return users
 
     def insert_before(self, anchor: Op, op: Op) -> None:
         op.parent = anchor.parent
@@ -57,38 +77,78 @@ class _State:
                 ops.append(op)
             block.ops = ops
         self.pending.clear()
+        self.groups.clear()
 
 
 def _is_scalar(value: Value) -> bool:
     return isinstance(value.type, TensorType) and value.type.rank == 0
 
 
-def _relink_uses_in_pre_order(module: Module) -> None:
+@dataclass
+class _Walked:
+    """What the pass needs to know of the module before splitting, found in one walk."""
+
+    ops: list[Op] = field(default_factory=list)  # the whole module, in pre-order
+    constants: list[Op] = field(default_factory=list)  # the ``stablehlo.constant`` ops
+    calls: dict[Op, list[Op]] = field(default_factory=dict)  # `calls_by_func`
+    with_named: set[Op] = field(default_factory=set)  # funcs holding a named computation
+    has_groups: bool = False  # any ``sdy.sharding_group`` (the pass only clones existing ones)
+
+
+def _walk_module(module: Module) -> _Walked:
+    walked = _Walked(ops=[module.op])
+    for top in module.body.ops:
+        calls: list[Op] = []
+        for op in top.walk():
+            walked.ops.append(op)
+            name = op.name
+            if name == "stablehlo.constant":
+                walked.constants.append(op)
+            elif name == "func.call":
+                calls.append(op)
+            elif name == "sdy.named_computation":
+                walked.with_named.add(top)
+            elif name == _GROUP:
+                walked.has_groups = True
+        if top.name == "func.func" and top.regions and top.regions[0].blocks:
+            walked.calls[top] = calls
+    return walked
+
+
+def _relink_uses_in_pre_order(ops: list[Op]) -> None:
     """Every use list becomes the pre-order of its users (the op before its regions' ops).
 
     This is what the reference's use lists look like after this pass's dialect conversion,
     whatever the order before (after parsing, uses inside a region op's regions come before
-    the op's own).
+    the op's own). `ops`: the whole module in pre-order. A use list is sorted by the position
+    of its users there (uses by ops outside the module are dropped), which is the list that
+    visiting `ops` and appending each operand's use would build, without rebuilding them all.
     """
-    ops = list(module.walk())
+    position = {op: i for i, op in enumerate(ops)}
     for op in ops:
-        for result in op.results:
-            result.uses.clear()
+        for value in op.results:
+            uses = value.uses
+            if len(uses) > 1 or (uses and uses[0][0] not in position):
+                _sort_uses(uses, position)
         for region in op.regions:
             for block in region.blocks:
                 for arg in block.args:
-                    arg.uses.clear()
-    for op in ops:
-        for i, value in enumerate(op.operands):
-            value.uses.append((op, i))
+                    uses = arg.uses
+                    if len(uses) > 1 or (uses and uses[0][0] not in position):
+                        _sort_uses(uses, position)
 
 
-def _to_sdy_constants(module: Module) -> None:
+def _sort_uses(uses: list[tuple[Op, int]], position: dict[Op, int]) -> None:
+    kept = [use for use in uses if use[0] in position]
+    kept.sort(key=lambda use: (position[use[0]], use[1]))
+    uses[:] = kept
+
+
+def _to_sdy_constants(constants: list[Op]) -> None:
     """Retype in place; MLIR replaces the op, which reverses the result's use list."""
-    for op in module.walk():
-        if op.name == "stablehlo.constant":
-            op.name = "sdy.constant"
-            op.results[0].uses.reverse()
+    for op in constants:
+        op.name = "sdy.constant"
+        op.results[0].uses.reverse()
 
 
 def _is_constant_preserving(op: Op, st: _State) -> bool:
@@ -100,10 +160,6 @@ def _is_constant_preserving(op: Op, st: _State) -> bool:
     if op.regions or op.name in _NOT_PURE:
         return False
     return op.name in _SHAPE_OPS or is_elementwise(op)
-
-
-def _is_scalar_expansion(op: Op) -> bool:
-    return op.name == "stablehlo.broadcast_in_dim" and _is_scalar(op.operands[0])
 
 
 def _clone_into(result: Value, mapping: dict[Value, Value], st: _State) -> None:
@@ -123,10 +179,9 @@ def _clone_into(result: Value, mapping: dict[Value, Value], st: _State) -> None:
         clone.properties["callee"] = symbol_ref(
             st.table.insert(clone_func_recursively(func, st.table))
         )
-    # Sharding-group users go along (uses walked newest first, as MLIR's use list).
-    for user, _ in reversed(list(dict.fromkeys(result.uses))):
-        if user.name == "sdy.sharding_group":
-            st.insert_before(op, clone_op(user, mapping))
+    # Sharding-group users go along.
+    for user in st.group_users(result):
+        st.insert_before(op, clone_op(user, mapping))
 
 
 def _clone_sub_computation(result: Value, st: _State) -> Value:
@@ -137,43 +192,15 @@ def _clone_sub_computation(result: Value, st: _State) -> Value:
     return mapping[result]
 
 
-def _parent_named_computation(op: Op) -> Op | None:
-    return next((a for a in op.ancestors() if a.name == "sdy.named_computation"), None)
+def _walk_skipping_named_computations(region: Region) -> Iterator[Op]:
+    """Pre-order, without entering named computations (each is split on its own).
 
-
-def _process_op(op: Op, func_name: str, constants: dict, expansions: dict, st: _State) -> None:
-    """`func_name`: the original name of the func being split (marked non-constant here)."""
-    if op.name in ("func.func", "sdy.sharding_group"):
-        return
-    # A constant expression: a constant or iota, or a constant-preserving op of constants.
-    if op.name in ("sdy.constant", "stablehlo.iota"):
-        constants[op] = None
-        return
-    preserving = _is_constant_preserving(op, st)
-    if preserving and all(
-        v.defining_op is not None and v.defining_op in constants for v in op.operands
-    ):
-        constants[op] = None
-        return
-    if not preserving and not op.is_terminator:
-        named = _parent_named_computation(op)
-        if named is not None:
-            st.non_const_named.add(string_attr_value(named.get_attr("name")))
-        st.non_const_funcs.add(func_name)
-    if _is_scalar_expansion(op):
-        expansions[op] = None
-        return
-    for i, operand in enumerate(op.operands):
-        producer = operand.defining_op
-        if producer is not None and (producer in constants or producer in expansions):
-            op.set_operand(i, _clone_sub_computation(operand, st))
-
-
-def _walk_skipping_named_computations(region: Region):
+    The blocks are not copied: clones are inserted and originals erased after the walk.
+    """
     for block in region.blocks:
-        for op in list(block.ops):
+        for op in block.ops:
             yield op
-            if op.name != "sdy.named_computation":
+            if op.regions and op.name != "sdy.named_computation":
                 for nested in op.regions:
                     yield from _walk_skipping_named_computations(nested)
 
@@ -183,13 +210,17 @@ def _erase_unused(ops: list[Op]) -> None:
     erased: set[Op] = set()
     for op in ops:
         users = [u for r in op.results for u, _ in r.uses]
-        if any(u.name != "sdy.sharding_group" for u in users):
-            continue
-        for user in dict.fromkeys(users):
-            user.drop_operands()
-            erased.add(user)
-        for nested in op.walk():  # named computations and calls carry regions
-            nested.drop_operands()
+        if users:
+            if any(u.name != _GROUP for u in users):
+                continue
+            for user in dict.fromkeys(users):
+                user.drop_operands()
+                erased.add(user)
+        if op.regions:  # named computations carry regions
+            for nested in op.walk():
+                nested.drop_operands()
+        else:
+            op.drop_operands()
         erased.add(op)
     blocks = {id(op.parent): op.parent for op in erased if op.parent is not None}
     for block in blocks.values():
@@ -198,23 +229,56 @@ def _erase_unused(ops: list[Op]) -> None:
         op.parent = None
 
 
-def _split_region(region: Region, func: Op, st: _State) -> None:
+def _split_region(region: Region, func_name: str, named: Op | None, st: _State) -> None:
+    """Split the constant expressions of `region` (a func body or `named`'s body).
+
+    `func_name`: the original name of the func being split. A non-constant op in the region
+    marks the func and `named` (the named computation every op of the walk is nested in, if
+    any) as such: this happens once, at the first such op, whose position matters for calls
+    of the func from inside itself.
+    """
     constants: dict[Op, None] = {}
     expansions: dict[Op, None] = {}
-    func_name = original_func_name(func)
+    marked = False
     for op in _walk_skipping_named_computations(region):
-        _process_op(op, func_name, constants, expansions, st)
+        name = op.name
+        if name in _SKIPPED:
+            continue
+        if name in _SOURCES:
+            constants[op] = None
+            continue
+        operands = op.operands
+        if _is_constant_preserving(op, st):
+            # A block argument's owner is a block, never in `constants`.
+            if all(v.owner in constants for v in operands):
+                constants[op] = None
+                continue
+        elif not marked and not op.is_terminator:
+            marked = True
+            st.non_const_funcs.add(func_name)
+            if named is not None:
+                st.non_const_named.add(string_attr_value(named.get_attr("name")))
+        if name == "stablehlo.broadcast_in_dim" and _is_scalar(operands[0]):
+            expansions[op] = None
+            continue
+        for i, operand in enumerate(operands):
+            owner = operand.owner
+            if owner in constants or owner in expansions:
+                op.set_operand(i, _clone_sub_computation(operand, st))
     st.flush()
     _erase_unused([*expansions, *reversed(constants)])
 
 
 def constant_or_scalar_splitter(module: Module) -> None:
     """Convert constants to ``sdy.constant`` and split constant/scalar-broadcast sub-graphs."""
-    _relink_uses_in_pre_order(module)
-    _to_sdy_constants(module)
-    st = _State(module, SymbolTable(module))
-    for func in funcs_in_call_graph_order(module):
-        named = [op for op in func.walk_post_order() if op.name == "sdy.named_computation"]
-        for op in named:
-            _split_region(op.regions[0], func, st)
-        _split_region(func.regions[0], func, st)
+    walked = _walk_module(module)
+    _relink_uses_in_pre_order(walked.ops)
+    _to_sdy_constants(walked.constants)
+    st = _State(module, SymbolTable(module), walked.has_groups)
+    for func in funcs_in_call_graph_order(module, calls=walked.calls):
+        func_name = original_func_name(func)
+        if func in walked.with_named:
+            named = [op for op in func.walk_post_order() if op.name == "sdy.named_computation"]
+            for op in named:
+                _split_region(op.regions[0], func_name, op, st)
+        _split_region(func.regions[0], func_name, None, st)
