@@ -14,6 +14,7 @@ result whenever shardings conflict, so this driver reproduces that driver's work
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -59,8 +60,12 @@ def propagate_any(_op: Op, _factor: int) -> PropagationDirection:
     return PropagationDirection.BOTH
 
 
+@functools.lru_cache(maxsize=1024)
 def identity_rule(type_: TensorType, num_operands: int = 1, num_results: int = 1) -> OpShardingRule:
-    """`createIdentityShardingRule`: one pass-through factor per dim shared by every tensor."""
+    """`createIdentityShardingRule`: one pass-through factor per dim shared by every tensor.
+
+    One shared rule per arguments: the edges of every round build it again, and a shared rule
+    keeps its hash (a key of the memoized step)."""
     mapping = tuple((d,) for d in range(type_.rank))
     return OpShardingRule(
         factor_sizes=tuple(type_.shape),
@@ -156,8 +161,10 @@ class _Worklist:
             self._stack[index] = None
 
     def seed(self, ops: list[Op]) -> None:
-        for op in reversed(ops):
-            self.push(op)
+        """Push `ops` last to first (the first is popped first) onto an empty worklist."""
+        assert not self._index, "seeding a worklist that is not empty"
+        self._stack = ops[::-1]
+        self._index = {id(op): i for i, op in enumerate(self._stack)}
 
 
 class PropagationDriver:
@@ -217,7 +224,8 @@ class PropagationDriver:
     # -- the greedy rewrite loop ------------------------------------------------------------
 
     def _greedy(self) -> None:
-        self.worklist.seed([op for op in self.module.walk() if op is not self.module.op])
+        ops = list(self.module.walk())
+        self.worklist.seed(ops[1:])  # every op below the module (the walk yields it first)
         while (op := self.worklist.pop()) is not None:
             # `is_trivially_dead`, its use check inline: most popped ops have a used result.
             dead = False
@@ -530,13 +538,17 @@ class PropagationDriver:
         conservative: bool,
         notify: bool = True,
     ) -> bool:
+        directions = _step_directions(rule, direction)
+        if not any(directions) and self.observer is None:
+            # Every factor's direction is NONE (blocked, or held back by the op-priority
+            # heuristics): no factor takes any axes, the step would change nothing.
+            return False
         mesh_name = self._common_mesh_name(operands.shardings + results.shardings)
         if mesh_name is None:
             return False
         mesh = self.meshes[mesh_name]
         if mesh.is_maximal:
             return False
-        directions = _step_directions(rule, direction)
         if self.observer is None:
             new_operands, new_results = self.step(
                 self.strategy,
