@@ -45,7 +45,7 @@ from shardwise.export.explicit_reshards_unreduced import (
 from shardwise.export.explicit_reshards_util import compatible_factor_sharding
 from shardwise.export.passes.collective_attrs import axis_ref_list_attr
 from shardwise.export.passes.func_utils import callee_of, func_arg_shardings
-from shardwise.ir import Module, Op, Value
+from shardwise.ir import Module, Op, SymbolTable, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
 from shardwise.propagation.projection import Axes, ShardingProjection
@@ -63,10 +63,11 @@ __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barrier
 def insert_explicit_reshards(module: Module, enable_full_version: bool = False) -> None:
     """Run the pass on every ``func.func`` of `module`, in place."""
     meshes = MeshTable(module.meshes())
+    symbols = SymbolTable(module)  # the pass adds and removes no symbol
     for func in module.funcs:
         if not func.regions or not func.regions[0].blocks:
             continue  # a declaration: nothing to do (Shardy 0.10.2 aborts on it)
-        _FuncPass(module, meshes, func, enable_full_version).run()
+        _FuncPass(module, meshes, symbols, func, enable_full_version).run()
 
 
 def equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
@@ -104,11 +105,13 @@ def _position(ops: list[Op], op: Op, hint: int) -> int:
         return ops.index(op)
 
 
-def _may_all_reduce(rule: OpShardingRule, out_shardings: list[TensorSharding | None]) -> bool:
+def _may_all_reduce(op: Op, rule: OpShardingRule) -> bool:
     """Outside the full version, `all_reduce_reduction_factors` acts only on an op with
     reduction factors whose first result has unreduced axes."""
-    first = out_shardings[0] if out_shardings else None
-    return bool(rule.reduction_factors) and first is not None and bool(first.unreduced_axes)
+    if not rule.reduction_factors or not op.results:
+        return False
+    first = sharding_bypassing_barriers(op.results[0])
+    return first is not None and bool(first.unreduced_axes)
 
 
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
@@ -118,9 +121,12 @@ def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
 
 
 class _FuncPass:
-    def __init__(self, module: Module, meshes: MeshTable, func: Op, full: bool) -> None:
+    def __init__(
+        self, module: Module, meshes: MeshTable, symbols: SymbolTable, func: Op, full: bool
+    ) -> None:
         self.module = module
         self.meshes = meshes
+        self.symbols = symbols
         self.func = func
         self.full = full
         self.builder = Builder()
@@ -152,14 +158,14 @@ class _FuncPass:
         rule = get_or_create_sharding_rule(op, False, set_on_op=False)
         if rule is None or rule.is_custom_rule:
             return
+        is_dot = op.name in ("stablehlo.dot", "stablehlo.dot_general")
+        if not (full or is_dot or _may_all_reduce(op, rule)):
+            return  # nothing below would act: skip reading the shardings and the projection
         in_shardings = [sharding_bypassing_barriers(v) for v in op.operands]
         out_shardings = [sharding_bypassing_barriers(v) for v in op.results]
         mesh_name = self.common_mesh_name(in_shardings, out_shardings)
         if mesh_name is None:
             return
-        is_dot = op.name in ("stablehlo.dot", "stablehlo.dot_general")
-        if not (full or is_dot or _may_all_reduce(rule, out_shardings)):
-            return  # nothing below would use the projection: skip building it
         mesh = self.meshes.of_name(mesh_name)
         projection = ShardingProjection.build(
             in_shardings, out_shardings, rule, mesh, closed_if_missing=True
@@ -225,7 +231,7 @@ class _FuncPass:
                 self.to_target(use, sharding, after_operand=True, full=full)
 
     def call_op(self, call: Op, full: bool) -> None:
-        callee = callee_of(self.module, call)
+        callee = callee_of(self.module, call, self.symbols)
         if not callee.regions or not callee.regions[0].blocks:
             # Shardy 0.10.2 aborts on a call to a declaration: its args carry no shardings.
             raise InputError(
@@ -271,7 +277,7 @@ class _FuncPass:
         self.builder.before(op)
         for i, v in enumerate(op.operands):
             s = get_sharding(v)
-            if s is not None:
+            if s is not None and s.unreduced_axes:  # else the call below returns at once
                 insert_all_reduce_if_unreduced_to_replicated(
                     (op, i), s, first, self.meshes, self.builder
                 )

@@ -59,23 +59,26 @@ class MeshTable:
 
 
 class Builder:
-    """An insertion point: new ops go before `anchor` in `block` (at the end if None)."""
+    """An insertion point: new ops go before `anchor` in `block` (at the end if None).
+
+    `after` is resolved at the first insertion (finding an op's index scans its block, and
+    most insertion points set after a value are never used); nothing changes the block in
+    between, so the anchor found then is the one found when `after` was called.
+    """
 
     def __init__(self) -> None:
         self.block: Block | None = None
         self.anchor: Op | None = None
+        self._after: Op | None = None
 
     def before(self, op: Op) -> None:
         assert op.parent is not None
-        self.block, self.anchor = op.parent, op
+        self.block, self.anchor, self._after = op.parent, op, None
 
     def after(self, op: Op) -> None:
         """`setInsertionPointAfter`: before the op that follows `op` now."""
-        block = op.parent
-        assert block is not None
-        i = block.ops.index(op)
-        self.block = block
-        self.anchor = block.ops[i + 1] if i + 1 < len(block.ops) else None
+        assert op.parent is not None
+        self.block, self.anchor, self._after = op.parent, None, op
 
     def after_value(self, value: Value) -> None:
         """`setInsertionPointAfterValue`: after the defining op, or first in the block."""
@@ -84,15 +87,20 @@ class Builder:
             return
         block = value.owner
         assert isinstance(block, Block)
-        self.block = block
+        self.block, self._after = block, None
         self.anchor = block.ops[0] if block.ops else None
 
     def insert(self, op: Op) -> Op:
-        assert self.block is not None
+        block = self.block
+        assert block is not None
+        if self._after is not None:
+            i = block.ops.index(self._after)
+            self.anchor = block.ops[i + 1] if i + 1 < len(block.ops) else None
+            self._after = None
         if self.anchor is None:
-            self.block.append(op)
+            block.append(op)
         else:
-            self.block.insert_before(self.anchor, op)
+            block.insert_before(self.anchor, op)
         return op
 
 

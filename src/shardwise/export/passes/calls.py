@@ -19,6 +19,7 @@ from shardwise.ir import (
     SHARDING_ATTR,
     Module,
     Op,
+    SymbolTable,
     func_result_attrs,
     insert_after_value,
     string_attr_value,
@@ -76,8 +77,9 @@ def _reshard_call_results(call: Op, func_shardings: list[TensorSharding]) -> Non
 
 def insert_func_call_reshards(module: Module) -> None:
     """Call results take the callee's result shardings; a reshard restores the old one."""
+    symbols = SymbolTable(module)
     for call in [op for op in module.op.walk_post_order() if op.name == "func.call"]:
-        func_shardings = func_result_shardings(module, callee_of(module, call))
+        func_shardings = func_result_shardings(module, callee_of(module, call, symbols))
         if func_shardings is None:
             call_shardings = get_per_value(call, SHARDING_ATTR)
             if not call_shardings:
@@ -95,36 +97,48 @@ def _original_name(module: Module, func: Op) -> str:
     return module.symbol_name(func) or ""
 
 
-def _key(module: Module, func: Op, ignore_shardings: bool) -> tuple:
-    """`getComputationKey`: original name, manual axes, arg and result shardings."""
-    manual = func.attributes.get(FUNC_MANUAL_AXES_ATTR)
-    if ignore_shardings:
-        return (_original_name(module, func), str(manual), None, None)
-    args = func_arg_shardings(module, func)
-    results = func_result_shardings(module, func)
-    return (
-        _original_name(module, func),
-        str(manual),
-        None if args is None else tuple(args),
-        None if results is None else tuple(results),
-    )
+class _Keys:
+    """`getComputationKey` of each callee (original name, manual axes, arg and result
+    shardings), computed once per func and flag: many calls share a callee."""
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.keys: dict[tuple[int, bool], tuple] = {}
+
+    def __call__(self, func: Op, ignore_shardings: bool) -> tuple:
+        key = self.keys.get((id(func), ignore_shardings))
+        if key is None:
+            key = self.keys[(id(func), ignore_shardings)] = self._compute(func, ignore_shardings)
+        return key
+
+    def _compute(self, func: Op, ignore_shardings: bool) -> tuple:
+        manual = func.attributes.get(FUNC_MANUAL_AXES_ATTR)
+        name = _original_name(self.module, func)
+        if ignore_shardings:
+            return (name, str(manual), None, None)
+        args = func_arg_shardings(self.module, func)
+        results = func_result_shardings(self.module, func)
+        return (
+            name,
+            str(manual),
+            None if args is None else tuple(args),
+            None if results is None else tuple(results),
+        )
 
 
-def _func_cache(module: Module, calls: list[Op], fully: bool) -> dict[tuple, Op]:
+def _func_cache(callees: list[Op], key: _Keys, fully: bool) -> dict[tuple, Op]:
     cache: dict[tuple, Op] = {}
-    for call in calls:
-        func = callee_of(module, call)
-        cache.setdefault(_key(module, func, fully), func)
+    for func in callees:
+        cache.setdefault(key(func, fully), func)
     if not fully:
         return cache
     # Dedup fully: per original name, the variant with the most call sites wins (ties: first).
     counts: dict[tuple, int] = {}
-    for call in calls:
-        func = callee_of(module, call)
-        group = _key(module, func, True)
-        own = _key(module, func, False)
+    for func in callees:
+        group = key(func, True)
+        own = key(func, False)
         counts[own] = counts.get(own, 0) + 1
-        cached_key = _key(module, cache[group], False)
+        cached_key = key(cache[group], False)
         if counts[own] > counts.get(cached_key, 0):
             cache[group] = func
     return cache
@@ -132,12 +146,20 @@ def _func_cache(module: Module, calls: list[Op], fully: bool) -> dict[tuple, Op]
 
 def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> None:
     """Calls to clones of one original func with equal shardings share one callee."""
-    calls = [op for op in module.op.walk_post_order() if op.name == "func.call"]
-    cache = _func_cache(module, calls, dedup_functions_fully)
-    for call in calls:
-        func = cache[_key(module, callee_of(module, call), dedup_functions_fully)]
+    calls: list[Op] = []
+    funcs: list[Op] = []
+    for op in module.op.walk_post_order():  # one walk: the pass moves no op
+        if op.name == "func.call":
+            calls.append(op)
+        elif op.name == "func.func":
+            funcs.append(op)
+    symbols = SymbolTable(module)
+    callees = [callee_of(module, call, symbols) for call in calls]
+    key = _Keys(module)
+    cache = _func_cache(callees, key, dedup_functions_fully)
+    for call, callee in zip(calls, callees, strict=True):
+        func = cache[key(callee, dedup_functions_fully)]
         call.properties["callee"] = symbol_ref(module.symbol_name(func) or "")
-    for op in module.walk():
-        if op.name == "func.func":
-            op.attributes.pop(ORIGINAL_FUNC_NAME_ATTR, None)
-            op.attributes.pop(FUNC_MANUAL_AXES_ATTR, None)
+    for func in funcs:
+        func.attributes.pop(ORIGINAL_FUNC_NAME_ATTR, None)
+        func.attributes.pop(FUNC_MANUAL_AXES_ATTR, None)

@@ -6,6 +6,7 @@ from shardwise.ir import (
     SHARDING_ATTR,
     Module,
     Op,
+    SymbolTable,
     func_arg_attrs,
     symbol_ref_name,
 )
@@ -27,10 +28,11 @@ FUNC_MANUAL_AXES_ATTR = "sdy.func_manual_axes"
 EXECUTION_THREAD_ATTR = "execution_thread"
 
 
-def callee_of(module: Module, call: Op) -> Op:
-    """`getFuncOpOrDie(callOp.getCallee())`."""
+def callee_of(module: Module, call: Op, symbols: SymbolTable | None = None) -> Op:
+    """`getFuncOpOrDie(callOp.getCallee())`; pass `symbols` when looking up many calls
+    (`Module.lookup_symbol` scans the module body)."""
     name = symbol_ref_name(call.get_attr("callee"))
-    func = module.lookup_symbol(name)
+    func = module.lookup_symbol(name) if symbols is None else symbols.lookup(name)
     assert func is not None and func.name == "func.func", f"unknown callee @{name}"
     return func
 
