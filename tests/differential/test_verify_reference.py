@@ -26,10 +26,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardwise.errors import ParseError, VerifyError
-from shardwise.io.mlir import load_text
+from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.ir import Module, parse_type
 from shardwise.mesh import Mesh
+from shardwise.propagation.pipeline import propagation_pipeline
 from shardwise.sharding import ManualAxes, TensorSharding, TensorShardingPerValue
 from shardwise.syntax import (
     parse_manual_axes,
@@ -808,3 +809,107 @@ def test_random_manual_computation_same_verdict_and_message(
     except VerifyError as err:
         ours = "'sdy.manual_computation' op " + err.message
     assert ours == expected
+
+
+# -- valid modules that the pipeline makes invalid --------------------------------------------
+# `sdy-import-func-calls` inlines a call made in a manual computation's body (a jit inside a
+# shard_map) and Shardy verifies after every pass: a callee naming an axis the body has made
+# manual is rejected there, though the input verifies. Fuzzer seed 11-205 found the first case
+# (a manual computation in the callee, the outer manual axis one of its free axes).
+
+_INLINED_CALL = """module {
+  sdy.mesh @mesh = <["a"=2, "b"=2]>
+  func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%x: tensor<4x8xf32>) {
+      %1 = func.call @f(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      sdy.return %1 : tensor<4x8xf32>
+    } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }
+  func.func private @f(%y: tensor<4x8xf32>ARG) -> tensor<4x8xf32> {
+BODY
+  }
+}
+"""
+
+
+def _callee_manual(in_sharding: str, out_sharding: str, axis: str, local: str, out: str) -> str:
+    return (
+        f"    %2 = sdy.manual_computation(%y) in_shardings=[{in_sharding}] "
+        f"out_shardings=[{out_sharding}] manual_axes={{{axis}}} (%z: {local}) {{\n"
+        f"      sdy.return %z : {local}\n"
+        f"    }} : (tensor<4x8xf32>) -> {out}\n"
+    )
+
+
+_RETURN_2 = "    return %2 : tensor<4x8xf32>"
+# name -> (callee body, callee argument attributes)
+INLINED_INVALID: dict[str, tuple[str, str]] = {
+    "inner-manual-free-axis-in-result": (
+        _callee_manual("<@mesh, [{}, {}]>", '<@mesh, [{"b"}, {"a"}]>', '"b"', "tensor<4x8xf32>", T)
+        + "    %3 = stablehlo.slice %2 [0:4, 0:8] : (tensor<8x8xf32>) -> tensor<4x8xf32>\n"
+        + "    return %3 : tensor<4x8xf32>",
+        "",
+    ),
+    "inner-manual-free-axis-in-operand": (
+        _callee_manual(
+            '<@mesh, [{}, {"a"}]>', "<@mesh, [{}, {}]>", '"b"', "tensor<4x8xf32>", "tensor<4x8xf32>"
+        )
+        + _RETURN_2,
+        "",
+    ),
+    "inner-manual-same-manual-axis": (
+        _callee_manual(
+            '<@mesh, [{"a"}, {}]>',
+            '<@mesh, [{"a"}, {}]>',
+            '"a"',
+            "tensor<2x8xf32>",
+            "tensor<4x8xf32>",
+        )
+        + _RETURN_2,
+        "",
+    ),
+    "constraint": (
+        '    %2 = sdy.sharding_constraint %y <@mesh, [{}, {"a"}]> : tensor<4x8xf32>\n' + _RETURN_2,
+        "",
+    ),
+    "op-sharding": (
+        "    %2 = stablehlo.negate %y {sdy.sharding = #sdy.sharding_per_value<"
+        '[<@mesh, [{}, {"a"}]>]>} : tensor<4x8xf32>\n' + _RETURN_2,
+        "",
+    ),
+    "callee-argument": (
+        "    return %y : tensor<4x8xf32>",
+        ' {sdy.sharding = #sdy.sharding<@mesh, [{}, {"a"}]>}',
+    ),
+}
+_NOTE = re.compile(r'note: "-":(\d+):(\d+): parent bounding this axis as manual')
+
+
+def _inlined_call_module(body: str, arg_attrs: str) -> str:
+    return _INLINED_CALL.replace("ARG", arg_attrs).replace("BODY", body)
+
+
+@pytest.mark.parametrize("case", sorted(INLINED_INVALID))
+def test_pipeline_rejects_a_callee_naming_the_callers_manual_axes(case: str) -> None:
+    text = _inlined_call_module(*INLINED_INVALID[case])
+    assert reference_message(text) is None, "the input itself must verify"
+    with pytest.raises(ReferenceError) as ref:
+        run_pass(text, "sdy-propagation-pipeline")
+    with pytest.raises(VerifyError) as ours:
+        propagation_pipeline(load_text(text, "-"))
+    loc = ours.value.location
+    assert f'loc("-":{loc.line}:{loc.col}): {ours.value.message}' == ref.value.diagnostics[0]
+    parent = _NOTE.search(str(ref.value))
+    assert parent is not None
+    assert ours.value.notes == (f"-:{parent[1]}:{parent[2]}: parent bounding this axis as manual",)
+
+
+def test_pipeline_accepts_a_callee_naming_only_free_axes() -> None:
+    body = _callee_manual(
+        '<@mesh, [{"b"}, {}]>', '<@mesh, [{"b"}, {}]>', '"b"', "tensor<2x8xf32>", "tensor<4x8xf32>"
+    )
+    text = _inlined_call_module(body + _RETURN_2, "")
+    module = load_text(text, "-")
+    propagation_pipeline(module)
+    assert write_text(module) == run_pass(text, "sdy-propagation-pipeline")

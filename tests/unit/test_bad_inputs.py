@@ -240,6 +240,22 @@ CASES: dict[str, Case] = {
         "--pass",
         "sdy-basic-propagate",
     ),
+    # The input verifies; inlining the call into the manual computation (import-func-calls)
+    # puts the constraint on "x" under the body that made "x" manual (fuzzer seed 11-205).
+    "inlined-call-names-a-manual-axis": _propagate(
+        MESH
+        + f"func.func @main(%arg0: {T}) -> {T} {{\n"
+        + '  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] '
+        + 'out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%a: tensor<4x16xf32>) {\n'
+        + "    %1 = func.call @f(%a) : (tensor<4x16xf32>) -> tensor<4x16xf32>\n"
+        + f"    sdy.return %1 : tensor<4x16xf32>\n  }} : ({T}) -> {T}\n"
+        + f"  return %0 : {T}\n}}\n"
+        + "func.func private @f(%b: tensor<4x16xf32>) -> tensor<4x16xf32> {\n"
+        + '  %0 = sdy.sharding_constraint %b <@mesh, [{}, {"x"}]> : tensor<4x16xf32>\n'
+        + "  return %0 : tensor<4x16xf32>\n}\n",
+        "{f}:10:8: error: 'sdy.sharding_constraint' op operates on axis \"x\" which is already "
+        "bound by a parent sdy.manual_computation op",
+    ),
     "several-funcs-no-main": _propagate(
         TWO_FUNCS, "{f}: error: cannot find the main function: the module has several functions"
     ),

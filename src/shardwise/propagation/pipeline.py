@@ -29,6 +29,7 @@ from shardwise.imports import (
 from shardwise.ir import Module
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
+from shardwise.verify import verify_module
 
 __all__ = ["export_after_propagation", "import_and_propagate", "propagation_pipeline"]
 
@@ -48,6 +49,12 @@ def import_and_propagate(
         flatten_call_graph(module)
         symbol_dce(module)
         import_func_calls(module)
+        # Shardy verifies after every pass. A call inlined into a manual computation's body
+        # puts the callee's manual computations and shardings under the caller's manual axes,
+        # where naming one of those axes is invalid ("... already bound by a parent
+        # sdy.manual_computation op"); only then can this step make a valid module invalid.
+        if _call_inlined_into_manual_computation(module):
+            verify_module(module)
         symbol_dce(module)
         apply_sharding_constraints(
             module,
@@ -59,6 +66,15 @@ def import_and_propagate(
     # The pipeline keeps the rules it stored: the export steps read them.
     user_priority_propagate(
         module, options.with_options(keep_sharding_rules=True), observer=observer
+    )
+
+
+def _call_inlined_into_manual_computation(module: Module) -> bool:
+    """Whether an ``sdy.named_computation`` (an imported call) sits in a manual computation."""
+    return any(
+        op.name == "sdy.named_computation"
+        and any(a.name == "sdy.manual_computation" for a in op.ancestors())
+        for op in module.walk()
     )
 
 
