@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.fuzz import cli
+from shardwise.fuzz import cli, runner
 from shardwise.fuzz.constructs import CONSTRUCT_KINDS
 from shardwise.fuzz.generator import OP_KINDS, generate_module, generate_program
 from shardwise.fuzz.program import AxisSpec, DimSpec, ShardingSpec, print_program
-from shardwise.fuzz.runner import run_ours
+from shardwise.fuzz.runner import compare_module, run_ours
 from shardwise.fuzz.shrink import shrink_program
-from shardwise.fuzz.worker import split_passes
+from shardwise.fuzz.worker import ReferenceOutcome, split_passes
 from shardwise.io.reference import run_pass
 
 
@@ -315,3 +315,28 @@ def test_dead_region_ops_carry_no_priorities() -> None:
             for s in _nested_shardings(op):
                 assert all(d.priority is None for d in s.dims), (f"dead-{i}", op.name)
     assert dead_regions > 0
+
+
+class _RejectingReference:
+    """A reference that parses every module and fails (a verifier error) on every pass."""
+
+    def run(self, text: str, passes: list[str]) -> ReferenceOutcome:
+        error = "'sdy.manual_computation' op operates on axis \"z\" which is already bound"
+        return ReferenceOutcome(True, False, "", ((False, error),) * len(passes))
+
+
+@pytest.mark.parametrize(
+    ("ours", "status"),
+    [
+        ((False, "VerifyError: fuzz.mlir:3:8: error: ...", True), "match"),
+        ((False, "KeyError: 'x'", False), "diverge"),
+        ((True, "module {\n}\n", True), "diverge"),
+    ],
+    ids=["both-reject", "ours-python-error", "ours-accepts"],
+)
+def test_a_reference_rejection_matches_only_our_clear_error(
+    monkeypatch: pytest.MonkeyPatch, ours: tuple[bool, str, bool], status: str
+) -> None:
+    monkeypatch.setattr(runner, "_run_ours_checked", lambda text, pass_name: ours)
+    _, got = compare_module(_RejectingReference(), "module {\n}\n", ["sdy-basic-propagate"])
+    assert got == [status]

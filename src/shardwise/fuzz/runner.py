@@ -132,7 +132,11 @@ class CampaignReport:
 def compare_module(
     worker: ReferenceWorker, text: str, passes: list[str]
 ) -> tuple[ReferenceOutcome, list[str]]:
-    """Reference and ours on every pass: per pass "match", "diverge" or "crash" (reference)."""
+    """Reference and ours on every pass: per pass "match", "diverge" or "crash" (reference).
+
+    Both rejecting a module (say, a verifier error after a pass) is a match when ours raised
+    a `ShardwiseError`; a Python error of ours is a divergence even then.
+    """
     ref = worker.run(text, passes)
     if not ref.parsed or ref.crashed:
         return ref, ["crash"] * len(passes)
@@ -140,8 +144,9 @@ def compare_module(
     for j, p in enumerate(passes):
         if ref.pass_crashed and ref.pass_crashed[j]:
             status.append("crash")
-        else:
-            status.append("match" if _same(ref.outputs[j], run_ours(text, p)) else "diverge")
+            continue
+        ok, out, clear = _run_ours_checked(text, p)
+        status.append("match" if _same(ref.outputs[j], (ok, out)) and clear else "diverge")
     return ref, status
 
 
