@@ -179,6 +179,7 @@ class PropagationDriver:
         groups: ShardingGroupMap,
         observer=None,
         memoize_steps: bool = True,
+        previous: PropagationDriver | None = None,
     ) -> None:
         self.module = module
         self.strategy = strategy
@@ -189,8 +190,11 @@ class PropagationDriver:
         # The step is a pure function of frozen values; unmemoized it computes the same.
         self.step = propagate_op_shardings if memoize_steps else propagate_op_shardings.__wrapped__
         self.meshes: dict[str, Mesh] = {k: v for k, v in module.meshes().items()}
-        self.funcs = {module.symbol_name(f): f for f in module.funcs}
-        self.callers = self._collect_callers()
+        if previous is not None:  # no run adds or removes funcs or calls
+            self.funcs, self.callers = previous.funcs, previous.callers
+        else:
+            self.funcs = {module.symbol_name(f): f for f in module.funcs}
+            self.callers = self._collect_callers()
         self.worklist = _Worklist()
         # Op names with no rule function: the rule lookup of such an op (with no rule
         # attached) always yields None, so later visits skip it.
@@ -204,6 +208,23 @@ class PropagationDriver:
             if direction_fn is propagate_any or getattr(direction_fn, "op_invariant", False)
             else None
         )
+        # Whether this run has written any sharding yet.
+        self.changed = False
+        # The previous run's directions memo, when that run (same strategy, back to back)
+        # changed nothing: until this run changes something, the module is as that run left
+        # it, where every op's step changed nothing; an op whose directions are the same
+        # again would change nothing now either, and is skipped (`_propagate_registered_op`).
+        # A cache like the memoized step: off with it and under an observer.
+        self.previous_directions: dict[tuple, tuple] | None = None
+        if (
+            previous is not None
+            and not previous.changed
+            and previous.strategy is strategy
+            and memoize_steps
+            and observer is None
+            and self.directions_memo is not None
+        ):
+            self.previous_directions = previous.directions_memo
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -344,6 +365,12 @@ class PropagationDriver:
             rule = self._rule_of(op)
             if rule is None:
                 return
+        if self.previous_directions is not None and not self.changed:
+            key = self._memo_key(op, rule)
+            if key is not None:
+                previous = self.previous_directions.get(key)
+                if previous is not None and previous == self._directions(op, rule):
+                    return
         operand_shardings = [get_sharding(v) for v in op.operands]
         result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
@@ -363,18 +390,24 @@ class PropagationDriver:
         looked up by op name and rule when the direction function allows it: the op-priority
         heuristics after the first round read only those, except for the two ops whose
         answer depends on more (a custom call's target, a bitcast's types)."""
+        memo_key = self._memo_key(op, rule)
+        if memo_key is None:
+            return _step_directions(rule, self._direction_for(op))
         memo = self.directions_memo
+        directions = memo.get(memo_key)  # type: ignore[union-attr]
+        if directions is None:
+            directions = memo[memo_key] = _step_directions(rule, self._direction_for(op))  # type: ignore[index]
+        return directions
+
+    def _memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
+        """The key of `op`'s directions in `directions_memo`, None if they are not memoized."""
         if (
-            memo is None
+            self.directions_memo is None
             or op.name in _DIRECTIONS_BY_MORE_THAN_NAME
             or op.attributes.get(SHARDING_RULE_ATTR) is not rule  # the heuristics read it
         ):
-            return _step_directions(rule, self._direction_for(op))
-        memo_key = (op.name, rule)
-        directions = memo.get(memo_key)
-        if directions is None:
-            directions = memo[memo_key] = _step_directions(rule, self._direction_for(op))
-        return directions
+            return None
+        return (op.name, rule)
 
     def _rule_of(self, op: Op) -> OpShardingRule | None:
         if op.name in self.ruleless_names and SHARDING_RULE_ATTR not in op.attributes:
@@ -600,6 +633,7 @@ class PropagationDriver:
         old = side.shardings[i]
         if (old is None and new.empty_axes) or new == old:
             return False
+        self.changed = True
         if side.setter is None:
             set_sharding(side.values[i], new)
         else:

@@ -64,6 +64,10 @@ class _Context:
     options: PropagationOptions
     groups: ShardingGroupMap
     observer: object = None
+    # The driver run just before, in the same op-priority level (see the driver's
+    # `previous_directions`); None at the start of a level (user priorities rewrite shardings
+    # between levels, behind the drivers' backs).
+    previous_run: PropagationDriver | None = None
 
 
 # -- the levels -------------------------------------------------------------------------------
@@ -78,8 +82,10 @@ def _run(ctx: _Context, strategy, direction_fn: DirectionFn) -> None:
         ctx.groups,
         ctx.observer,
         ctx.options.memoize_steps,
+        ctx.previous_run,
     )
     driver.run()
+    ctx.previous_run = driver
 
 
 def _aggressive_level(ctx: _Context, direction_fn: DirectionFn) -> None:
@@ -93,6 +99,7 @@ def _aggressive_level(ctx: _Context, direction_fn: DirectionFn) -> None:
 
 
 def _op_priority_level(ctx: _Context, direction_fn: DirectionFn) -> None:
+    ctx.previous_run = None
     if not ctx.options.run_op_priority_propagation:
         _aggressive_level(ctx, direction_fn)
         return
@@ -359,6 +366,10 @@ def _initialize_user_priorities(
         sharding = ref.get()
         if sharding is None:
             continue
+        if len(sharding.replicated_axes) <= 1 and all(
+            d.priority is None for d in sharding.dim_shardings
+        ):
+            continue  # no priority to record, and initializing would leave it as it is
         if value is not None and data_flow_edge_for_target(value) is not None:
             continue
         priorities = sorted({d.priority_or_default for d in sharding.dim_shardings} - {0})
