@@ -79,6 +79,19 @@ _OP_END_RE = re.compile(
     r':[ \t]*\([^()"]*\)[ \t]*->[ \t]*(?:\(([^()"]*)\)|(' + _FAST_TYPE + r")(?![<\w]))"
     r'(?:[ \t]+(loc\((?:#[\w$.\-]+|"-":\d+:\d+|unknown)\)))?'
 )
+# The tail of an op written on one line (nearly every op of a model): the function type with
+# no parenthesized or quoted type and a location of a common shape, up to the end of the line.
+# Matched from the line's last " : (": only the real tail can match to the end of the line, as
+# the types and locations it accepts hold no quote or parenthesis besides its own.
+_LINE_TAIL_RE = re.compile(
+    r' : \([^()"\n]*\) -> (?:\(([^()"\n]*)\)|(' + _FAST_TYPE + r"))"
+    r'(?: (loc\((?:"-":(\d+):(\d+)|#[\w$.\-]+|unknown|"[^"\\\n]*"(?::\d+:\d+)?)\)))?[ \t]*'
+)
+# A block argument of a common shape, as `_LINE_TAIL_RE` (the general path reads any other).
+_FAST_ARG_RE = re.compile(
+    r"(%[\w$.\-]+): (" + _FAST_TYPE + r")"
+    r'(?: (loc\((?:"-":(\d+):(\d+)|#[\w$.\-]+|unknown|"[^"\\\n]*"(?::\d+:\d+)?)\)))?(?=[,)])'
+)
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
 _ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
 _RESOURCES_RE = re.compile(r"^\{-#.*?^#-\}[ \t]*\n?", re.M | re.S)
@@ -90,6 +103,7 @@ _ARG_LOCS: weakref.WeakKeyDictionary[ir.Value, str] = weakref.WeakKeyDictionary(
 _RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
 
 SdyParser = Callable[[str], Any]
+_NO_ATTRS: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
 
 def block_arg_loc_text(value: ir.Value) -> str | None:
@@ -304,6 +318,7 @@ class _Parser:
         self.pending: list[dict[str, list[ir.Value]]] = []
         self.ops: list[ir.Op] = []
         self.props_cache: dict[str, tuple[tuple[str, Any], ...]] = {}
+        self.mid_cache: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.args: list[ir.Value] = []
 
     def parse_sdy(self, text: str) -> Any:
@@ -384,6 +399,9 @@ class _Parser:
 
     def parse_op(self) -> ir.Op:
         text = self.text
+        op = self.parse_line_op()
+        if op is not None:
+            return op
         m = _OP_START_RE.match(text, self.pos)
         if m is None:
             raise self.error("expected an operation in generic form")
@@ -438,6 +456,94 @@ class _Parser:
                 op.location,
             )
         return op
+
+    def parse_line_op(self) -> ir.Op | None:
+        """An op written on one line with no region or successor, or None to take the general
+        path (any other shape, or an attribute text that fails to parse: the general path
+        reports it at the right spot)."""
+        text = self.text
+        pos = self.pos
+        eol = text.find("\n", pos)
+        if eol < 0:
+            eol = len(text)
+        tail_pos = text.rfind(" : (", pos, eol)
+        if tail_pos < 0:
+            return None
+        tail = _LINE_TAIL_RE.fullmatch(text, tail_pos, eol)
+        head = _OP_START_RE.match(text, pos, tail_pos + 1) if tail is not None else None
+        if head is None or head.group(4) is not None:
+            return None
+        results_text, name, operands_text, _ = head.groups()
+        results, single, loc_text, line, col = tail.groups()
+        mid = text[head.end() : tail_pos] if head.end() < tail_pos else None
+        attrs = self.mid_attrs(mid) if mid is not None else _NO_ATTRS
+        if attrs is None:
+            return None
+        op = ir.Op(name)
+        ops = self.ops
+        if loc_text is not None and loc_text[4] == "#":
+            loc_text = self.aliases.get(loc_text[4:-1], loc_text)
+        if self.op_positions is not None:
+            if len(ops) < len(self.op_positions):
+                op.location = self.op_positions[len(ops)]
+            op.loc_text = loc_text
+        elif line is not None:
+            op.location = Location(self.filename, int(line), int(col))
+        else:
+            op.location = loc_position(loc_text, self.filename)
+        ops.append(op)
+        if attrs[0]:
+            op.properties = attrs[0].copy()
+        if attrs[1]:
+            op.attributes = attrs[1].copy()
+        if operands_text:
+            scope = self.scopes[-1]  # most operands are defined in the same region
+            op_operands = op.operands
+            for n in operands_text.split(", "):
+                value = scope.get(n) or self.lookup(n)
+                value.uses.append((op, len(op_operands)))
+                op_operands.append(value)
+        if single is not None:
+            types = [ir.parse_type(single)]
+        else:
+            types = [ir.parse_type(t) for t in _split_types(results)]
+        self.add_results(op, results_text, types)
+        self.pos = eol
+        return op
+
+    def mid_attrs(self, mid: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """``<{props}> {attrs}`` (either part optional) -> the two dicts, shared per distinct
+        text (copy before use); None if the text is not exactly that or fails to parse."""
+        cached = self.mid_cache.get(mid)
+        if cached is not None:
+            return cached
+        if not mid.startswith(("{", "<{")):
+            return None
+        errors = self.attr_errors = []
+        props: dict[str, Any] = {}
+        attrs: dict[str, Any] = {}
+        pos = 0
+        try:
+            if mid.startswith("<{"):
+                props, pos = _parse_dict_at(mid, 1, self.sdy_parser)
+                if not mid.startswith(">", pos):
+                    return None
+                pos += 1
+                if pos < len(mid):
+                    if not mid.startswith(" {", pos):
+                        return None
+                    pos += 1
+            if pos < len(mid):
+                attrs, pos = _parse_dict_at(mid, pos, self.sdy_parser)
+        except ParseError:
+            return None
+        if pos != len(mid) or errors:
+            return None
+        values = [*props.values(), *attrs.values()]
+        if any(type(v) in (ir.DictAttr, ir.ArrayAttr) for v in values):
+            return props, attrs  # mutable values: parsed afresh for each op
+        result = self.mid_cache[mid] = (props, attrs)
+        return result
 
     def parse_properties(self, pos: int) -> tuple[dict[str, Any], int]:
         """The ``<{...}>`` at `pos`: its dict and the index past its ``}``.
@@ -583,22 +689,45 @@ class _Parser:
         return block
 
     def parse_block_arg(self, block: ir.Block) -> None:
-        m = _VALUE_NAME_RE.match(self.text, self.pos)
+        text = self.text
+        m = _FAST_ARG_RE.match(text, self.pos)
+        if m is not None:
+            self.pos = m.end()
+            name, type_text, loc_text, line, col = m.groups()
+            if loc_text is not None and loc_text[4] == "#":
+                loc_text = self.aliases.get(loc_text[4:-1], loc_text)
+            self.add_block_arg(block, name, type_text, loc_text, line, col)
+            return
+        m = _VALUE_NAME_RE.match(text, self.pos)
         if m is None:
             raise self.error("expected a block argument")
         self.pos = m.end()
         self.expect(":")
         self.skip_ws()
         type_text = self.parse_single_type()
-        loc_text = self.loc_suffix()
+        self.add_block_arg(block, m.group(), type_text, self.loc_suffix(), None, None)
+
+    def add_block_arg(
+        self,
+        block: ir.Block,
+        name: str,
+        type_text: str,
+        loc_text: str | None,
+        line: str | None,
+        col: str | None,
+    ) -> None:
+        """Define argument `name` of `block`; `line`, `col`: of a ``loc("-":L:C)`` if known."""
         if self.arg_positions is None:
-            location = loc_position(loc_text, self.filename)
+            if line is not None:
+                location = Location(self.filename, int(line), int(col or 0))
+            else:
+                location = loc_position(loc_text, self.filename)
         elif len(self.args) < len(self.arg_positions):
             location = self.arg_positions[len(self.args)]
         else:
             location = Location(self.filename)
         value = block.add_arg(ir.parse_type(type_text), location=location)
-        self.define(m.group(), value)
+        self.define(name, value)
         self.args.append(value)
         if self.keep_loc_text and loc_text is not None:
             _ARG_LOCS[value] = loc_text
