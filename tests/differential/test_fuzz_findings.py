@@ -276,20 +276,7 @@ def reference():
         yield worker
 
 
-# Pending the driver fix (`_update_tensor` re-queues and mirrors the shardable value, as
-# Shardy does); strict, so the fix landing makes these fail until the mark is removed.
-_PENDING_DRIVER_FIX = pytest.mark.xfail(
-    strict=True, reason="driver: update the shardable value (while result), not the body arg"
-)
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=_PENDING_DRIVER_FIX) if c.startswith("while-body-arg-") else c
-        for c in sorted(CASES)
-    ],
-)
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_finding(reference, case: str) -> None:
     text, pass_name = CASES[case]
     outcome = reference.run(text, [pass_name])  # a comma chains passes, as in `run_ours`

@@ -37,6 +37,7 @@ from shardwise.propagation.sharding_access import (
     get_sharding,
     set_func_result_sharding,
     set_sharding,
+    shardable_value,
 )
 from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
 from shardwise.rules.rule import OpShardingRule
@@ -455,7 +456,7 @@ class PropagationDriver:
             self._value_side(sources),
             _Tensors(edge.results, [current], set_target),
             identity_rule(t, len(sources)),
-            lambda f: self.direction_fn(edge, f),
+            self._direction_for(edge),
             False,
         )
 
@@ -483,7 +484,7 @@ class PropagationDriver:
             self._value_side(sources),
             self._value_side(edge.results),
             identity_rule(t, len(sources)),
-            lambda f: self.direction_fn(edge, f),
+            self._direction_for(edge),
             False,
         )
 
@@ -640,7 +641,9 @@ class PropagationDriver:
             side.setter(i, new)
         if side.is_func_result:
             return True
-        value = side.values[i]
+        # Shardy re-queues, and mirrors to the sharding group, the value that owns the
+        # sharding (`getShardableValue`): e.g. the while result for its body's block argument.
+        value = shardable_value(side.values[i]) or side.values[i]
         if notify:
             self._notify_sharding_modified(value)
         for member in self.groups.members(value):
