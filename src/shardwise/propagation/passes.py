@@ -294,42 +294,74 @@ class _OpBasedDirection:
 # -- user priority ----------------------------------------------------------------------------
 
 
-@dataclass
 class _ShardingRef:
-    """A place holding a sharding (`ValueOrFuncResult`)."""
+    """A place holding a sharding (`ValueOrFuncResult`): `get()` and `set(sharding)`.
 
-    get: Callable[[], TensorSharding | None]
-    set: Callable[[TensorSharding], None]
+    One small object per stored sharding (the walk makes one for every value of the module),
+    hence slots and methods rather than a pair of closures."""
+
+    __slots__ = ()
+
+    def get(self) -> TensorSharding | None:
+        raise NotImplementedError
+
+    def set(self, sharding: TensorSharding) -> None:
+        raise NotImplementedError
 
 
-def _value_ref(value: Value) -> _ShardingRef:
-    return _ShardingRef(lambda: get_sharding(value), lambda s: set_sharding(value, s))
+class _ValueRef(_ShardingRef):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+    def get(self) -> TensorSharding | None:
+        return get_sharding(self.value)
+
+    def set(self, sharding: TensorSharding) -> None:
+        set_sharding(self.value, sharding)
 
 
-def _func_result_ref(func: Op, index: int) -> _ShardingRef:
-    return _ShardingRef(
-        lambda: get_func_result_sharding(func, index),
-        lambda s: set_func_result_sharding(func, index, s),
-    )
+class _FuncResultRef(_ShardingRef):
+    __slots__ = ("func", "index")
+
+    def __init__(self, func: Op, index: int) -> None:
+        self.func, self.index = func, index
+
+    def get(self) -> TensorSharding | None:
+        return get_func_result_sharding(self.func, self.index)
+
+    def set(self, sharding: TensorSharding) -> None:
+        set_func_result_sharding(self.func, self.index, sharding)
+
+
+class _PerValueRef(_ShardingRef):
+    """Entry `index` of the per-value list stored under `key` (a property or an attribute)."""
+
+    __slots__ = ("op", "key", "index")
+
+    def __init__(self, op: Op, key: str, index: int) -> None:
+        self.op, self.key, self.index = op, key, index
+
+    def get(self) -> TensorSharding | None:
+        return self.op.get_attr(self.key).shardings[self.index]
+
+    def set(self, sharding: TensorSharding) -> None:
+        op, key = self.op, self.key
+        shardings = list(op.get_attr(key).shardings)
+        shardings[self.index] = sharding
+        new = TensorShardingPerValue(tuple(shardings))
+        if key in op.properties:
+            op.properties[key] = new
+        else:
+            op.attributes[key] = new
 
 
 def _per_value_refs(op: Op, key: str, values: list[Value]) -> Iterator[tuple[_ShardingRef, Value]]:
-    attr = op.get_attr(key)
-    if not isinstance(attr, TensorShardingPerValue):
+    if not isinstance(op.get_attr(key), TensorShardingPerValue):
         return
     for i, value in enumerate(values):
-
-        def set_at(s: TensorSharding, i: int = i) -> None:
-            current = op.get_attr(key)
-            shardings = list(current.shardings)
-            shardings[i] = s
-            new = TensorShardingPerValue(tuple(shardings))
-            if key in op.properties:
-                op.properties[key] = new
-            else:
-                op.attributes[key] = new
-
-        yield _ShardingRef(lambda i=i: op.get_attr(key).shardings[i], set_at), value
+        yield _PerValueRef(op, key, i), value
 
 
 def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | None]]:
@@ -337,18 +369,18 @@ def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | N
     for op in module.walk():
         if op.name == "func.func":
             for arg in op.regions[0].entry.args if op.regions and op.regions[0].blocks else []:
-                yield _value_ref(arg), arg
+                yield _ValueRef(arg), arg
             n_results = _num_func_results(op)
             for i in range(n_results):
-                yield _func_result_ref(op, i), None
+                yield _FuncResultRef(op, i), None
         elif op.name == "sdy.manual_computation":
             yield from _per_value_refs(op, "in_shardings", list(op.regions[0].entry.args))
             yield from _per_value_refs(op, "out_shardings", list(op.results))
         elif data_flow.is_data_flow_op(op):
             for owner in data_flow.edge_owners(op):
-                yield _value_ref(owner), owner
+                yield _ValueRef(owner), owner
         elif len(op.results) == 1:
-            yield _value_ref(op.results[0]), op.results[0]
+            yield _ValueRef(op.results[0]), op.results[0]
         elif get_op_shardings(op) is not None:
             yield from _per_value_refs(op, "sdy.sharding", list(op.results))
 
