@@ -1,0 +1,158 @@
+"""The generic-form printer: `shardwise.ir` -> generic text MLIR parses (pure Python, no jax).
+
+Value names are fresh (``%v0``, ``%v1``, ...): MLIR renames every value when it prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardwise import ir
+from shardwise.errors import Location
+from shardwise.io.generic_text import ARG_LOCS, RESOURCES
+
+__all__ = ["OP_MARKER", "print_generic"]
+
+OP_MARKER = "shardwise-op-"
+
+
+class _Printer:
+    """One printout. Every cache below lives as long as the printout, while the module (which
+    holds every value, type and attribute printed) does not change: no id is reused."""
+
+    def __init__(self, with_locs: bool, markers: list[ir.Op] | None) -> None:
+        self.with_locs = with_locs
+        self.markers = markers
+        # Type texts by identity: hashing a TensorType hashes its shape.
+        self.types: dict[int, str] = {}
+        # Texts of frozen attribute values (shardings, rules), by value: a sharding seen on many
+        # ops is printed once.
+        self.attrs: dict[Any, str] = {}
+        # Dict keys, quoted or bare.
+        self.keys: dict[str, str] = {}
+        # Values compare and hash by identity.
+        self.names: dict[ir.Value, str] = {}
+        self.out: list[str] = []
+
+    def name_of(self, value: ir.Value) -> str:
+        name = self.names.get(value)
+        if name is None:
+            name = self.names[value] = f"%v{len(self.names)}"
+        return name
+
+    def type_text(self, type: ir.Type) -> str:
+        text = self.types.get(id(type))
+        if text is None:
+            text = self.types[id(type)] = str(type)
+        return text
+
+    def attr_text(self, value: Any) -> str:
+        """`str(value)`, the same text as `ir.DictAttr.__str__` gives, memoized."""
+        cls = type(value)
+        if cls is ir.RawAttr:
+            return value.text
+        if cls is ir.DictAttr:
+            return self.dict_text(value.entries)
+        if cls is ir.ArrayAttr:
+            return "[" + ", ".join([self.attr_text(e) for e in value.elements]) + "]"
+        try:
+            text = self.attrs.get(value)
+        except TypeError:  # not hashable: not a frozen value
+            return str(value)
+        if text is None:
+            text = self.attrs[value] = str(value)
+        return text
+
+    def dict_text(self, entries: dict[str, Any]) -> str:
+        keys = self.keys
+        parts = []
+        for name, value in entries.items():
+            key = keys.get(name)
+            if key is None:
+                key = keys[name] = name if ir.is_bare_key(name) else '"' + name + '"'
+            if value is ir.UNIT:
+                parts.append(key)
+            elif type(value) is ir.RawAttr:
+                parts.append(key + " = " + value.text)
+            else:
+                parts.append(key + " = " + self.attr_text(value))
+        return "{" + ", ".join(parts) + "}"
+
+    def loc(self, loc_text: str | None, location: Location | None) -> str:
+        if not self.with_locs:
+            return ""
+        if loc_text is not None:
+            return " " + loc_text
+        if location is not None and location.line > 0:
+            return f' loc("{_escape(location.file)}":{location.line}:{location.col})'
+        return ""
+
+    def print_op(self, op: ir.Op, indent: str) -> None:
+        """One op, as one string but for its regions (printed in between)."""
+        names = self.names
+        name_of = self.name_of
+        type_text = self.type_text
+        operands = op.operands
+        results = op.results
+        head = indent
+        if results:
+            head += ", ".join([names.get(r) or name_of(r) for r in results]) + " = "
+        head += '"' + op.name + '"(' + ", ".join([names.get(v) or name_of(v) for v in operands])
+        head += ")"
+        if op.successors:
+            head += "[" + ", ".join(op.successors) + "]"
+        if op.properties:
+            head += " <" + self.dict_text(op.properties) + ">"
+        if op.regions:
+            self.out.append(head + " (")
+            for i, region in enumerate(op.regions):
+                if i:
+                    self.out.append(", ")
+                self.print_region(region, indent)
+            head = ")"
+        if op.attributes:
+            head += " " + self.dict_text(op.attributes)
+        operand_types = ", ".join([type_text(v.type) for v in operands])
+        result_types = ", ".join([type_text(v.type) for v in results])
+        head += " : (" + operand_types + ") -> (" + result_types + ")"
+        if self.markers is not None:
+            head += f' loc("{OP_MARKER}{len(self.markers)}")'
+            self.markers.append(op)
+        elif self.with_locs:
+            head += self.loc(op.loc_text, op.location)
+        self.out.append(head + "\n")
+
+    def print_region(self, region: ir.Region, indent: str) -> None:
+        out = self.out
+        out.append("{\n")
+        inner = indent + "  "
+        for i, block in enumerate(region.blocks):
+            label = block.label or f"^bb{i}"
+            args = ", ".join(
+                f"{self.name_of(a)}: {self.type_text(a.type)}{self.loc(ARG_LOCS.get(a), a.location)}"
+                for a in block.args
+            )
+            out.append(f"{indent}{label}({args}):\n" if args else f"{indent}{label}:\n")
+            for op in block.ops:
+                self.print_op(op, inner)
+        out.append(indent + "}")
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def print_generic(
+    module: ir.Module, with_locs: bool = True, markers: list[ir.Op] | None = None
+) -> str:
+    """Our IR -> generic-form text MLIR can parse (value names are fresh; MLIR renames).
+
+    With `markers` (an empty list), op number i gets ``loc("shardwise-op-<i>")`` instead of its
+    location and is appended to `markers`: a diagnostic then names the op exactly.
+    """
+    printer = _Printer(with_locs, markers)
+    printer.print_op(module.op, "")
+    resources = RESOURCES.get(module)
+    if resources is not None:
+        printer.out.append("\n" + resources + "\n")
+    return "".join(printer.out)

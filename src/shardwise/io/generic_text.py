@@ -1,0 +1,235 @@
+"""Shared pieces of the generic-form parser and printer: bracket scanning, locations,
+attribute dictionaries, and the texts kept beside the IR (block-argument locations, dialect
+resources). Pure Python, no jax import; the public entry points are in `shardwise.io.generic`.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from shardwise import ir
+from shardwise.errors import Location, ParseError
+
+# One token of interest for bracket matching: a string literal, an arrow (not a bracket), `>=`
+# (affine constraints; not a bracket), a bracket, a comma.
+_BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
+_OPENERS = frozenset("<({[")
+WS_RE = re.compile(r"(?:\s+|//[^\n]*)*")
+# An attribute value with at most one level of <...> or [...] and no (), {} (most of them):
+# matched in one step; anything else is scanned bracket by bracket.
+_FAST_VALUE_RE = re.compile(
+    r'(?:[^,{}<>\[\]()"]|"(?:[^"\\]|\\.)*"|<[^<>{}\[\]()"]*>|\[[^\[\]{}<>()"]*\])+'
+)
+# The same with up to three levels of brackets of any kind (sdy shardings, dot dimension
+# numbers, precision lists): a bracket here is exactly a `_BRACKET_RE` bracket (``->`` and
+# ``>=`` are not closers), so wherever it matches it agrees with the bracket scan.
+_STR = r'"(?:[^"\\]|\\.)*"'
+_IN0 = r'[^{}<>\[\]()"\-]|-(?!>)|' + _STR
+
+
+def _nested(inner: str) -> str:
+    return rf"(?:<(?:{inner})*>(?!=)|\[(?:{inner})*\]|\{{(?:{inner})*\}}|\((?:{inner})*\))"
+
+
+_IN1 = _IN0 + "|" + _nested(_IN0)
+_IN2 = _IN0 + "|" + _nested(_IN1)
+_NESTED_VALUE_RE = re.compile(r'(?:[^,{}<>\[\]()"\-]|-(?!>)|' + _STR + "|" + _nested(_IN2) + ")+")
+_DICT_SEP_RE = re.compile(r"\s*([,}])")
+_KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
+_ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
+_ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
+
+# Texts we keep beside the IR because `ir.Value` / `ir.Module` have no field for them:
+# the explicit location text of block arguments (only for inputs written with locations) and
+# the module's ``{-# dialect_resources ... #-}`` block. Keyed weakly: they die with the IR.
+ARG_LOCS: weakref.WeakKeyDictionary[ir.Value, str] = weakref.WeakKeyDictionary()
+RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
+
+SdyParser = Callable[[str], Any]
+
+
+def block_arg_loc_text(value: ir.Value) -> str | None:
+    """The user's explicit ``loc(...)`` text of a block argument, if the input had one."""
+    return ARG_LOCS.get(value)
+
+
+def dialect_resources(module: ir.Module) -> str | None:
+    """The module's ``{-# dialect_resources ... #-}`` text, if any (printed back unchanged)."""
+    return RESOURCES.get(module)
+
+
+# -- low-level scanning ------------------------------------------------------------------------
+
+
+def skip_balanced(text: str, pos: int) -> int:
+    """`text[pos]` is an opening bracket; return the index just past its matching closer."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(text, pos):
+        tok = m.group()
+        if tok in _OPENERS:
+            depth += 1
+        elif tok in ")}]>":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    raise ParseError(f"unbalanced '{text[pos]}'", offset_location(text, pos))
+
+
+def _scan_item(text: str, pos: int, end: int) -> int:
+    """Index of the first top-level ``,`` or closer at/after `pos` (or `end`)."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(text, pos, end):
+        tok = m.group()
+        if tok in _OPENERS:
+            depth += 1
+        elif tok in ")}]>":
+            if depth == 0:
+                return m.start()
+            depth -= 1
+        elif tok == "," and depth == 0:
+            return m.start()
+    return end
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on top-level commas (strings, brackets and ``->`` aware)."""
+    parts: list[str] = []
+    pos = 0
+    end = len(text)
+    while pos < end:
+        stop = _scan_item(text, pos, end)
+        item = text[pos:stop].strip()
+        if item:
+            parts.append(item)
+        pos = stop + 1
+    return parts
+
+
+def split_types(text: str) -> list[str]:
+    """Split a comma-separated type list; fast when no type holds a comma itself."""
+    if "," not in text:
+        return [text.strip()] if text.strip() else []
+    parts = text.split(", ")
+    if all(p.count("<") == p.count(">") for p in parts) and "->" not in text:
+        return parts
+    return split_top_level(text)
+
+
+def offset_location(text: str, pos: int, filename: str = "-") -> Location:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Location(filename, line, col)
+
+
+# -- locations ---------------------------------------------------------------------------------
+
+
+def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
+    """Strip the ``#locN = loc(...)`` lines; return the rest and the fully resolved aliases."""
+    if "#loc" not in text:  # printed in local scope: no aliases
+        return text, {}
+    raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
+    body = _ALIAS_LINE_RE.sub("", text) if raw else text
+    resolved: dict[str, str] = {}
+
+    def resolve(name: str, seen: frozenset[str]) -> str:
+        if name in resolved:
+            return resolved[name]
+        if name not in raw or name in seen:
+            return name
+        value = raw[name]
+        if "#loc" not in value:
+            resolved[name] = value
+            return value
+        inner = seen | {name}
+        # A reference used as a location operand is the inner text of its ``loc(...)``.
+        out = _ALIAS_REF_RE.sub(
+            lambda m: resolve(m.group(1), inner)[4:-1] if m.group(1) else m.group(), value[4:-1]
+        )
+        resolved[name] = "loc(" + out + ")"
+        return resolved[name]
+
+    for name in raw:
+        resolve(name, frozenset())
+    return body, resolved
+
+
+def substitute_aliases(loc_text: str, aliases: dict[str, str]) -> str:
+    """Replace alias references inside an inline ``loc(...)`` by their resolved text."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name is None or name not in aliases:
+            return m.group()
+        return aliases[name][4:-1]
+
+    return _ALIAS_REF_RE.sub(sub, loc_text)
+
+
+def loc_position(loc_text: str | None, filename: str) -> Location:
+    """``loc("-":3:8)`` -> Location(filename, 3, 8); anything else -> unknown.
+
+    The bindings name the buffer they parse "-": such a location is a position in that text.
+    """
+    if loc_text is None or not loc_text.startswith('loc("-":') or not loc_text.endswith(")"):
+        return Location(filename)
+    line, _, col = loc_text[8:-1].partition(":")
+    if not (line.isdecimal() and col.isdecimal()):
+        return Location(filename)
+    return Location(filename, int(line), int(col))
+
+
+# -- attributes --------------------------------------------------------------------------------
+
+
+def convert_attr(text: str, sdy_parser: SdyParser | None, key: str = "") -> Any:
+    """One attribute value's text -> a typed `#sdy` value, nested dict/array, or `RawAttr`."""
+    if text.startswith("#sdy") and sdy_parser is not None:
+        value = sdy_parser(text)
+        if value is not None:
+            return value
+    if key in ("arg_attrs", "res_attrs") and text.startswith("["):
+        return ir.ArrayAttr(
+            [ir.DictAttr(parse_attr_dict(t, sdy_parser)) for t in split_top_level(text[1:-1])]
+        )
+    return ir.RawAttr(text)
+
+
+def parse_attr_dict(text: str, sdy_parser: SdyParser | None) -> dict[str, Any]:
+    """``{a = 1 : i32, b, "c d" = #sdy...}`` -> ordered dict of converted values."""
+    return parse_dict_at(text, 0, sdy_parser)[0]
+
+
+def parse_dict_at(text: str, pos: int, sdy_parser: SdyParser | None) -> tuple[dict[str, Any], int]:
+    """Parse the dictionary whose ``{`` is at `pos`; return it and the index past its ``}``."""
+    out: dict[str, Any] = {}
+    pos += 1
+    while True:
+        m = _KEY_RE.match(text, pos)
+        if m is not None and m.group(1):
+            key = m.group(1)
+            if key[0] == '"':
+                key = key[1:-1]
+            if m.group(2) is None:
+                out[key] = ir.UNIT
+                pos = m.end()
+            else:
+                start = m.end()
+                fast = _FAST_VALUE_RE.match(text, start)
+                if fast is None or text[fast.end()] not in ",}":
+                    fast = _NESTED_VALUE_RE.match(text, start)
+                if fast is not None and text[fast.end()] in ",}":
+                    stop = fast.end()
+                else:
+                    stop = _scan_item(text, start, len(text))
+                out[key] = convert_attr(text[start:stop].rstrip(), sdy_parser, key)
+                pos = stop
+        m = _DICT_SEP_RE.match(text, pos)
+        if m is None:
+            raise ParseError("expected ',' or '}' in a dictionary", offset_location(text, pos))
+        pos = m.end()
+        if m.group(1) == "}":
+            return out, pos
