@@ -632,7 +632,7 @@ class PropagationDriver:
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
         old = side.shardings[i]
-        if (old is None and new.empty_axes) or new == old:
+        if new is old or (old is None and new.empty_axes) or new == old:
             return False
         self.changed = True
         if side.setter is None:

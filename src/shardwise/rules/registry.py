@@ -153,6 +153,23 @@ _rules_by_signature: dict[tuple, OpShardingRule | None] = {}
 _MAX_CACHED_RULES = 1 << 14
 
 
+_interned_rules: dict[OpShardingRule, OpShardingRule] = {}
+
+
+def _interned(rule: OpShardingRule | None) -> OpShardingRule | None:
+    """The one shared rule equal to `rule`: rules are keys of propagation's memoized step,
+    compared on every hit, by identity when equal rules are one object."""
+    if rule is None:
+        return None
+    found = _interned_rules.get(rule)
+    if found is not None:
+        return found
+    if len(_interned_rules) >= _MAX_CACHED_RULES:
+        _interned_rules.clear()
+    _interned_rules[rule] = rule
+    return rule
+
+
 def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
     """What a built-in rule function reads of `op` (name, types, attributes), or None when it
     may read more (regions, operands' defining ops, a user's rule function, unhashable
@@ -184,12 +201,12 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
     if rule_fn is not None:
         signature = _signature(op, rule_fn, conservative)
         if signature is None:
-            return rule_fn(op, conservative)
+            return _interned(rule_fn(op, conservative))
         rule = _rules_by_signature.get(signature)
         if rule is None:
             if len(_rules_by_signature) >= _MAX_CACHED_RULES:
                 _rules_by_signature.clear()
-            rule = _rules_by_signature[signature] = rule_fn(op, conservative)
+            rule = _rules_by_signature[signature] = _interned(rule_fn(op, conservative))
         return rule
     if op.name in NO_RULE_OPS or _is_terminator(op):
         return None
