@@ -542,12 +542,16 @@ def parse_generic(
     body, aliases = resolve_loc_aliases(text)
     parser = _Parser(body, filename, aliases, sdy_parser, positions)
     # The parse allocates one object graph that stays alive: cyclic GC passes over it would
-    # only cost time (about a third of the parse on 20k-op modules).
+    # only cost time (about a third of the parse on 20k-op modules). Nor should the first
+    # collections after it pass over the whole young graph, and then again as it ages: it goes
+    # straight to the oldest generation (freeze + unfreeze), which only full collections visit.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
         op = parser.parse_module()
     finally:
+        gc.freeze()
+        gc.unfreeze()
         if gc_was_enabled:
             gc.enable()
     if op.name != "builtin.module":
