@@ -33,6 +33,14 @@ class _Printer:
         # Values compare and hash by identity.
         self.names: dict[ir.Value, str] = {}
         self.out: list[str] = []
+        # Alias definitions (``!sw_t0 = tensor<8xf32>``, ``#sw_a0 = #sdy.sharding<...>``) for
+        # the text of every type and of every long attribute: MLIR then parses each distinct
+        # text once (a model repeats a few dozen of them thousands of times) and reads less.
+        # Its printout does not depend on how the input spelled a type or an attribute. Only
+        # without locations: an op printed without one gets its position in this text.
+        self.use_aliases = not with_locs and markers is None
+        self.aliases: dict[str, str] = {}
+        self.alias_defs: list[str] = []
 
     def name_of(self, value: ir.Value) -> str:
         name = self.names.get(value)
@@ -43,14 +51,31 @@ class _Printer:
     def type_text(self, type: ir.Type) -> str:
         text = self.types.get(id(type))
         if text is None:
-            text = self.types[id(type)] = str(type)
+            text = str(type)
+            if self.use_aliases:
+                text = self.alias_of(text, "!sw_t")
+            self.types[id(type)] = text
         return text
+
+    def alias_of(self, text: str, prefix: str) -> str:
+        """The alias standing for `text` (defined on first use)."""
+        alias = self.aliases.get(text)
+        if alias is None:
+            alias = self.aliases[text] = f"{prefix}{len(self.alias_defs)}"
+            self.alias_defs.append(f"{alias} = {text}\n")
+        return alias
+
+    def raw_text(self, text: str) -> str:
+        """A `RawAttr`'s text, or its alias if it is long enough to be worth one."""
+        if not self.use_aliases or len(text) < _MIN_ALIASED or not _aliasable(text):
+            return text
+        return self.alias_of(text, "#sw_a")
 
     def attr_text(self, value: Any) -> str:
         """`str(value)`, the same text as `ir.DictAttr.__str__` gives, memoized."""
         cls = type(value)
         if cls is ir.RawAttr:
-            return value.text
+            return self.raw_text(value.text)
         if cls is ir.DictAttr:
             return self.dict_text(value.entries)
         if cls is ir.ArrayAttr:
@@ -58,9 +83,9 @@ class _Printer:
         try:
             text = self.attrs.get(value)
         except TypeError:  # not hashable: not a frozen value
-            return str(value)
+            return self.raw_text(str(value))
         if text is None:
-            text = self.attrs[value] = str(value)
+            text = self.attrs[value] = self.raw_text(str(value))
         return text
 
     def dict_text(self, entries: dict[str, Any]) -> str:
@@ -72,7 +97,7 @@ class _Printer:
                 key = keys[name] = name if ir.is_bare_key(name) else '"' + name + '"'
             if value is ir.UNIT:
                 parts.append(key)
-            elif type(value) is ir.RawAttr:
+            elif type(value) is ir.RawAttr and len(value.text) < _MIN_ALIASED:
                 parts.append(key + " = " + value.text)
             else:
                 parts.append(key + " = " + self.attr_text(value))
@@ -138,6 +163,16 @@ class _Printer:
         out.append(indent + "}")
 
 
+# Attribute texts at least this long get an alias; shorter ones cost MLIR little to parse.
+_MIN_ALIASED = 24
+
+
+def _aliasable(text: str) -> bool:
+    """Whether an alias may stand for the attribute text: not for a distinct attribute (each
+    occurrence is its own) nor a resource reference (kept exactly where it was)."""
+    return "distinct[" not in text and "dense_resource<" not in text
+
+
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
@@ -155,4 +190,4 @@ def print_generic(
     resources = RESOURCES.get(module)
     if resources is not None:
         printer.out.append("\n" + resources + "\n")
-    return "".join(printer.out)
+    return "".join(printer.alias_defs) + "".join(printer.out)
