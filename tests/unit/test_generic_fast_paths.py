@@ -1,0 +1,161 @@
+"""The one-line fast path of the generic parser and the aliases of the generic printer.
+
+An op written on one line is read from its head and the tail matched from the line's last
+``" : ("``; these rows are op lines whose attributes hold text that looks like a tail, and
+every location shape, with what MLIR means by them (hand-derived). The printer's aliases are
+checked against the bindings in `test_io.py`-style round trips elsewhere; here: which texts
+get one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise import ir
+from shardwise.errors import Location
+from shardwise.io import generic as gen
+
+
+def _one_op(line: str) -> ir.Op:
+    text = (
+        '"builtin.module"() ({\n'
+        '  "func.func"() <{function_type = (i32) -> (), sym_name = "f"}> ({\n'
+        '  ^bb0(%arg0: i32 loc("-":1:9)):\n'
+        f"    {line}\n"
+        '    "func.return"() : () -> () loc("-":9:1)\n'
+        '  }) : () -> () loc("-":1:1)\n'
+        '}) : () -> () loc("-":1:1)\n'
+    )
+    module = gen.parse_generic(text, "m.mlir")
+    return module.funcs[0].regions[0].entry.ops[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "props", "attrs", "result_types", "location"),
+    [
+        (
+            '%0 = "t.a"(%arg0) : (i32) -> i32 loc("-":3:5)',
+            {},
+            {},
+            ["i32"],
+            Location("m.mlir", 3, 5),
+        ),
+        (
+            '%0 = "t.a"(%arg0) <{k = array<i64: 1, 2>}> : (i32) -> tensor<2xi32> loc("-":3:5)',
+            {"k": "array<i64: 1, 2>"},
+            {},
+            ["tensor<2xi32>"],
+            Location("m.mlir", 3, 5),
+        ),
+        (
+            '%0 = "t.a"(%arg0) {note = "x : (i32) -> i32 loc(\\"-\\":7:7)"} : (i32) -> i32'
+            ' loc("-":4:2)',
+            {},
+            {"note": '"x : (i32) -> i32 loc(\\"-\\":7:7)"'},
+            ["i32"],
+            Location("m.mlir", 4, 2),
+        ),
+        (
+            '%0:2 = "t.a"(%arg0) <{p}> {q = "a : (b)", r = 1 : i32} : (i32) -> (i32, f32)'
+            ' loc("-":5:3)',
+            {"p": "unit"},
+            {"q": '"a : (b)"', "r": "1 : i32"},
+            ["i32", "f32"],
+            Location("m.mlir", 5, 3),
+        ),
+        (
+            '%0 = "t.a"(%arg0) : (i32) -> i32 loc(unknown)',
+            {},
+            {},
+            ["i32"],
+            Location("m.mlir"),
+        ),
+        (
+            '%0 = "t.a"(%arg0) : (i32) -> i32 loc("name")',
+            {},
+            {},
+            ["i32"],
+            Location("m.mlir"),
+        ),
+        (
+            '%0 = "t.a"(%arg0) : (i32) -> i32 loc(fused["a", "-":6:1])',
+            {},
+            {},
+            ["i32"],
+            Location("m.mlir"),
+        ),
+        (
+            '%0 = "t.a"(%arg0) : (i32) -> tuple<i32, i32> loc("-":6:4)',
+            {},
+            {},
+            ["tuple<i32, i32>"],
+            Location("m.mlir", 6, 4),
+        ),
+        (
+            '"t.b"(%arg0) {s = "-> ()"} : (i32) -> () loc("-":8:8)',
+            {},
+            {"s": '"-> ()"'},
+            [],
+            Location("m.mlir", 8, 8),
+        ),
+    ],
+    ids=[
+        "bare",
+        "properties",
+        "string-like-a-tail",
+        "props-and-attrs",
+        "unknown-loc",
+        "name-loc",
+        "fused-loc-general-path",
+        "comma-type",
+        "no-results",
+    ],
+)
+def test_one_line_op(
+    line: str,
+    props: dict[str, str],
+    attrs: dict[str, str],
+    result_types: list[str],
+    location: Location,
+) -> None:
+    op = _one_op(line)
+    assert op.name in ("t.a", "t.b")
+    assert {k: str(v) for k, v in op.properties.items()} == props
+    assert {k: str(v) for k, v in op.attributes.items()} == attrs
+    assert [str(r.type) for r in op.results] == result_types
+    assert op.location == location
+    arg = op.parent.args[0]  # type: ignore[union-attr]
+    assert op.operands == [arg] and arg.uses == [(op, 0)]
+
+
+def test_ops_with_the_same_attribute_text_get_their_own_dicts() -> None:
+    text = (
+        '"builtin.module"() ({\n'
+        '  "t.a"() <{k = 1 : i64}> {n = "x"} : () -> () loc("-":2:1)\n'
+        '  "t.a"() <{k = 1 : i64}> {n = "x"} : () -> () loc("-":3:1)\n'
+        '}) : () -> () loc("-":1:1)\n'
+    )
+    first, second = gen.parse_generic(text).body.ops
+    first.attributes["n"] = ir.RawAttr('"y"')
+    first.properties.pop("k")
+    assert str(second.attributes["n"]) == '"x"' and "k" in second.properties
+
+
+@pytest.mark.parametrize(
+    ("with_locs", "aliased"),
+    [(False, True), (True, False)],
+    ids=["without-locations", "with-locations"],
+)
+def test_printer_aliases_long_texts_only_without_locations(with_locs: bool, aliased: bool) -> None:
+    long_text = '"' + "a" * 30 + '"'
+    text = (
+        '"builtin.module"() ({\n'
+        f'  %0 = "t.a"() {{s = {long_text}, t = 1 : i32}} : () -> tensor<4xf32> loc("-":2:1)\n'
+        f'  "t.b"(%0) {{s = {long_text}}} : (tensor<4xf32>) -> () loc("-":3:1)\n'
+        '}) : () -> () loc("-":1:1)\n'
+    )
+    printed = gen.print_generic(gen.parse_generic(text), with_locs=with_locs)
+    assert (f"#sw_a0 = {long_text}\n" in printed) is aliased
+    assert ("!sw_t1 = tensor<4xf32>\n" in printed) is aliased
+    assert printed.count(long_text) == (1 if aliased else 2)
+    assert "t = 1 : i32" in printed  # short attributes stay inline
