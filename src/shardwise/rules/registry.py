@@ -172,27 +172,22 @@ def _interned(rule: OpShardingRule | None) -> OpShardingRule | None:
 
 def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
     """What a built-in rule function reads of `op` (name, types, attributes), or None when it
-    may read more (regions, operands' defining ops, a user's rule function, unhashable
-    attributes)."""
+    may read more (regions, operands' defining ops, a user's rule function). It may hold
+    unhashable attributes: the lookup then raises TypeError."""
     if (
         op.regions
         or op.name in _READS_MORE_THAN_SIGNATURE
         or not rule_fn.__module__.startswith(_BUILTIN_RULES_MODULE)
     ):
         return None
-    signature = (
+    return (
         op.name,
         conservative,
-        tuple(v.type for v in op.operands),
-        tuple(r.type for r in op.results),
+        tuple([v.type for v in op.operands]),
+        tuple([r.type for r in op.results]),
         tuple(op.properties.items()),
-        tuple(item for item in op.attributes.items() if item[0] not in _NOT_IN_SIGNATURE),
+        tuple([item for item in op.attributes.items() if item[0] not in _NOT_IN_SIGNATURE]),
     )
-    try:
-        hash(signature)
-    except TypeError:
-        return None
-    return signature
 
 
 def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRule | None:
@@ -202,7 +197,10 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
         signature = _signature(op, rule_fn, conservative)
         if signature is None:
             return _interned(rule_fn(op, conservative))
-        rule = _rules_by_signature.get(signature)
+        try:
+            rule = _rules_by_signature.get(signature)
+        except TypeError:  # an unhashable attribute (e.g. a dictionary)
+            return _interned(rule_fn(op, conservative))
         if rule is None:
             if len(_rules_by_signature) >= _MAX_CACHED_RULES:
                 _rules_by_signature.clear()
