@@ -16,7 +16,7 @@ from shardwise.ir import (
     func_result_types,
 )
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_walker import transform_shardings
+from shardwise.propagation.sharding_walker import memoized_transform, transform_shardings
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
@@ -42,7 +42,7 @@ PROPAGATION_DEBUG_ATTRS = (
 
 def close_shardings(module: Module) -> None:
     """`sdy-close-shardings`: every sharding closed, its replicated axes dropped."""
-    transform_shardings(module.op, TensorSharding.closed_like)
+    transform_shardings(module.op, memoized_transform(TensorSharding.closed_like))
 
 
 def remove_sharding_groups(module: Module) -> None:
