@@ -145,6 +145,10 @@ class _Parser:
     def define(self, name: str, value: ir.Value) -> None:
         value.name = name
         self.scopes[-1][name] = value
+        self.resolve_pending(name, value)
+
+    def resolve_pending(self, name: str, value: ir.Value) -> None:
+        """Point the uses made of `name` before its definition at `value`."""
         waiting = self.pending[-1].pop(name, None)
         for placeholder in waiting or ():
             placeholder.replace_all_uses_with(value)
@@ -272,19 +276,24 @@ class _Parser:
             op.properties = attrs[0].copy()
         if attrs[1]:
             op.attributes = attrs[1].copy()
-        if operands_text:
-            scope = self.scopes[-1]  # most operands are defined in the same region
+        scope = self.scopes[-1]
+        if operands_text:  # most operands are defined in the same region
             op_operands = op.operands
             for n in operands_text.split(", "):
                 value = scope.get(n) or self.lookup(n)
                 value.uses.append((op, len(op_operands)))
                 op_operands.append(value)
-        if single is not None:
-            types = [ir.parse_type(single)]
-        else:
-            types = [ir.parse_type(t) for t in split_types(results)]
-        self.add_results(op, results_text, types)
         self.pos = eol
+        if single is None:
+            self.add_results(op, results_text, [ir.parse_type(t) for t in split_types(results)])
+        elif results_text is None or ":" in results_text:
+            self.add_results(op, results_text, [ir.parse_type(single)])
+        else:  # the usual op: one result, named like %0
+            value = ir.Value(ir.parse_type(single), op, 0, results_text)
+            op.results = [value]
+            scope[results_text] = value
+            if self.pending[-1]:
+                self.resolve_pending(results_text, value)
         return op
 
     def mid_attrs(self, mid: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
