@@ -23,6 +23,7 @@ from shardwise.imports.common import (
     func_result_shardings,
     funcs_in_call_graph_order,
     is_static_shaped,
+    ops_in_post_order,
     original_func_name,
 )
 from shardwise.imports.data_flow_edges import EdgePlacer, add_data_flow_edges_to
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 _EXECUTION_THREAD_ATTR = "execution_thread"
+_CALL = frozenset({"func.call"})
+_NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
 
 
 def _lookup_func(table: SymbolTable, call: Op) -> Op:
@@ -64,8 +67,8 @@ def _lookup_func(table: SymbolTable, call: Op) -> Op:
 def propagate_sharding_from_func_to_call(module: Module) -> None:
     """Calls without ``sdy.sharding`` take their callee's result shardings (if any)."""
     table = SymbolTable(module)
-    for op in list(module.op.walk_post_order()):
-        if op.name != "func.call" or SHARDING_ATTR in op.attributes:
+    for op in ops_in_post_order(module.op, _CALL):
+        if SHARDING_ATTR in op.attributes:
             continue
         shardings = func_result_shardings(module, _lookup_func(table, op))
         if shardings is not None:
@@ -79,7 +82,7 @@ def clone_func_recursively(func: Op, table: SymbolTable) -> Op:
     """`cloneFuncRecursively`: a detached clone naming its origin, callees cloned (inserted)."""
     clone = clone_op(func)
     clone.attributes[ORIGINAL_FUNC_NAME_ATTR] = string_attr(original_func_name(func))
-    for call in [op for op in clone.walk_post_order() if op.name == "func.call"]:
+    for call in ops_in_post_order(clone, _CALL):
         callee = _lookup_func(table, call)
         call.properties["callee"] = symbol_ref(table.insert(clone_func_recursively(callee, table)))
     return clone
@@ -201,9 +204,8 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
             table.erase(callee)
     if add_data_flow_edges_on_named_computations:
         placer = EdgePlacer()
-        for op in list(module.op.walk_post_order()):
-            if op.name == "sdy.named_computation":
-                add_data_flow_edges_to(op, placer)
+        for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
+            add_data_flow_edges_to(op, placer)
         placer.flush()
 
 
@@ -256,7 +258,7 @@ def add_func_data_flow_edges(module: Module) -> None:
         index = 0
         for arg in list(entry.args):
             index = _add_func_edge(arg, entry, index, func)
-    for call in [op for op in module.op.walk_post_order() if op.name == "func.call"]:
+    for call in ops_in_post_order(module.op, _CALL):
         block = call.parent
         assert block is not None
         index = block.ops.index(call) + 1

@@ -96,23 +96,31 @@ class _Walked:
 
 
 def _walk_module(module: Module) -> _Walked:
-    walked = _Walked(ops=[module.op])
+    ops = [module.op]
+    walked = _Walked(ops=ops)
     for top in module.body.ops:
-        calls: list[Op] = []
-        for op in top.walk():
-            walked.ops.append(op)
-            name = op.name
-            if name == "stablehlo.constant":
-                walked.constants.append(op)
-            elif name == "func.call":
-                calls.append(op)
-            elif name == "sdy.named_computation":
-                walked.with_named.add(top)
-            elif name == _GROUP:
-                walked.has_groups = True
+        start = len(ops)
+        ops.append(top)
+        _append_nested(top, ops)
+        mine = ops[start:]
+        walked.constants += [op for op in mine if op.name == "stablehlo.constant"]
         if top.name == "func.func" and top.regions and top.regions[0].blocks:
-            walked.calls[top] = calls
+            walked.calls[top] = [op for op in mine if op.name == "func.call"]
+        names = {op.name for op in mine}
+        if "sdy.named_computation" in names:
+            walked.with_named.add(top)
+        walked.has_groups = walked.has_groups or _GROUP in names
     return walked
+
+
+def _append_nested(op: Op, ops: list[Op]) -> None:
+    """Append the ops nested in `op` to `ops`, in pre-order."""
+    for region in op.regions:
+        for block in region.blocks:
+            for nested in block.ops:
+                ops.append(nested)
+                if nested.regions:
+                    _append_nested(nested, ops)
 
 
 def _relink_uses_in_pre_order(ops: list[Op]) -> None:

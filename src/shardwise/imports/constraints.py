@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shardwise.imports.common import ops_in_post_order
 from shardwise.ir import (
     Module,
     Op,
@@ -34,6 +35,7 @@ __all__ = ["apply_sharding_constraints"]
 
 _CONSTRAINT = "sdy.sharding_constraint"
 _MANUAL = "sdy.manual_computation"
+_TARGETS = frozenset({_CONSTRAINT, _MANUAL})
 
 
 def _in_sharding(op: Op, index: int) -> TensorSharding | None:
@@ -177,10 +179,10 @@ def apply_sharding_constraints(
     """Apply every constraint / manual-computation in-sharding (walk in MLIR's post-order)."""
     debug = DebugInfoRecorder(module, debug_sharding_origins, debug_propagation_edge_sharding)
     recorder = debug if debug.enabled else None
-    for op in list(module.op.walk_post_order()):
+    for op in ops_in_post_order(module.op, _TARGETS):
         if op.name == _CONSTRAINT:
             _apply_constraint_op(op, recorder)
-        elif op.name == _MANUAL:
+        else:
             _apply_manual_computation(op, recorder)
     if recorder is not None:
         recorder.save()

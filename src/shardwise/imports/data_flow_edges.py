@@ -6,7 +6,7 @@ edge op takes over all uses of its owner and a copy of the owner's current shard
 
 from __future__ import annotations
 
-from shardwise.imports.common import is_static_shaped
+from shardwise.imports.common import is_static_shaped, ops_in_post_order
 from shardwise.ir import Block, Module, Op, Value
 from shardwise.propagation import data_flow
 from shardwise.propagation.sharding_access import get_sharding
@@ -47,11 +47,17 @@ class EdgePlacer:
     def flush(self) -> None:
         blocks = {id(op.parent): op.parent for op in self.after if op.parent is not None}
         blocks.update({id(b): b for b in self.front})
+        after = self.after
         for block in blocks.values():
+            old = block.ops
             ops = list(self.front.get(block, ()))
-            for op in block.ops:
-                ops.append(op)
-                ops.extend(self.after.get(op, ()))
+            start = 0
+            # Slices between the anchors: far fewer list operations than one per op.
+            for i in [i for i, op in enumerate(old) if op in after]:
+                ops += old[start : i + 1]
+                ops += after[old[i]]
+                start = i + 1
+            ops += old[start:]
             block.ops = ops
         self.after.clear()
         self.front.clear()
@@ -90,7 +96,6 @@ def add_data_flow_edges_to(op: Op, placer: EdgePlacer | None = None) -> None:
 def add_data_flow_edges(module: Module) -> None:
     """Edges for every data-flow op (while, case, optimization_barrier, manual/named computation)."""
     placer = EdgePlacer()
-    for op in list(module.op.walk_post_order()):
-        if data_flow.is_data_flow_op(op):
-            add_data_flow_edges_to(op, placer)
+    for op in ops_in_post_order(module.op, data_flow.DATA_FLOW_OPS):
+        add_data_flow_edges_to(op, placer)
     placer.flush()

@@ -10,12 +10,14 @@ from dataclasses import replace
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import VerifyError
-from shardwise.imports.common import mesh_of
+from shardwise.imports.common import mesh_of, ops_in_post_order
 from shardwise.ir import Module, Op, OpaqueType, Type
 from shardwise.mesh import Mesh
 from shardwise.sharding import ManualAxes, MeshRef, TensorSharding, TensorShardingPerValue
 
 __all__ = ["manual_axes_cleanup", "common_mesh_or_ref"]
+
+_MANUAL = frozenset({"sdy.manual_computation"})
 
 
 def common_mesh_or_ref(module: Module, shardings: list[TensorSharding | None]) -> MeshRef | None:
@@ -103,6 +105,5 @@ def _clean_up(module: Module, op: Op) -> None:
 
 def manual_axes_cleanup(module: Module) -> None:
     """Sort manual axes by mesh order; add each sharding's unused manual axes as replicated."""
-    for op in list(module.op.walk_post_order()):
-        if op.name == "sdy.manual_computation":
-            _clean_up(module, op)
+    for op in ops_in_post_order(module.op, _MANUAL):
+        _clean_up(module, op)

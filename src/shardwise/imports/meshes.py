@@ -100,7 +100,8 @@ def lift_inlined_meshes(module: Module) -> None:
         return sharding if new_name is None else replace(sharding, mesh_or_ref=new_name)
 
     transform_shardings(module.op, lift)
-    _rename_replica_group_meshes(module, by_ref)
+    if by_ref:  # else no mesh was removed, and no replica group names a removed one
+        _rename_replica_group_meshes(module, by_ref)
     for op in module.top_level_ops("sdy.mesh"):
         mesh = op.get_attr("mesh")
         if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(mesh, Mesh):

@@ -9,10 +9,13 @@ comment about the minimum id does not hold), and a group keeps one op per value.
 from __future__ import annotations
 
 from shardwise.errors import VerifyError
+from shardwise.imports.common import ops_in_post_order
 from shardwise.ir import Module, Op, RawAttr, Value
 from shardwise.propagation.groups import group_id_of
 
 __all__ = ["sharding_group_import"]
+
+_GROUP = frozenset({"sdy.sharding_group"})
 
 
 def _manual_parent(op: Op) -> Op | None:
@@ -23,9 +26,7 @@ def _collect_and_validate(module: Module) -> dict[Value, list[Op]]:
     by_value: dict[Value, list[Op]] = {}
     manual_of: dict[int, Op | None] = {}
     shape_of: dict[int, tuple] = {}
-    for op in module.op.walk_post_order():
-        if op.name != "sdy.sharding_group":
-            continue
+    for op in ops_in_post_order(module.op, _GROUP):
         value = op.operands[0]
         by_value.setdefault(value, []).append(op)
         group = group_id_of(op)
