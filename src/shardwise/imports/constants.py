@@ -11,7 +11,7 @@ The originals, left unused, are erased with their ``sdy.sharding_group`` users.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from shardwise.imports.calls import clone_func_recursively
@@ -27,7 +27,7 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
-from shardwise.propagation.op_properties import is_elementwise
+from shardwise.propagation.op_properties import ELEMENTWISE_OPS, is_elementwise
 
 __all__ = ["constant_or_scalar_splitter"]
 
@@ -35,6 +35,8 @@ _SHAPE_OPS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stab
 _NOT_PURE = frozenset({"sdy.sharding_constraint"})
 _GROUP = "sdy.sharding_group"
 _SKIPPED = frozenset({"func.func", _GROUP})
+# Region-free ops of these names are constant-preserving whatever their types.
+_PRESERVING = (_SHAPE_OPS | ELEMENTWISE_OPS) - _NOT_PURE
 # A constant expression: a constant or iota, or a constant-preserving op of constants.
 _SOURCES = frozenset({"sdy.constant", "stablehlo.iota"})
 
@@ -68,15 +70,23 @@ class _State:
         op.parent = anchor.parent
         self.pending.setdefault(anchor, []).append(op)
 
-    def flush(self) -> None:
-        blocks = {id(a.parent): a.parent for a in self.pending if a.parent is not None}
+    def flush(self, erased: set[Op]) -> None:
+        """Insert the pending clones and take the `erased` ops out: one pass per block."""
+        pending = self.pending
+        blocks = {id(a.parent): a.parent for a in pending if a.parent is not None}
+        blocks.update({id(op.parent): op.parent for op in erased if op.parent is not None})
         for block in blocks.values():
             ops: list[Op] = []
             for op in block.ops:
-                ops.extend(self.pending.get(op, ()))
-                ops.append(op)
+                clones = pending.get(op)
+                if clones is not None:
+                    ops += clones
+                if op not in erased:
+                    ops.append(op)
             block.ops = ops
-        self.pending.clear()
+        for op in erased:
+            op.parent = None
+        pending.clear()
         self.groups.clear()
 
 
@@ -93,6 +103,9 @@ class _Walked:
     calls: dict[Op, list[Op]] = field(default_factory=dict)  # `calls_by_func`
     with_named: set[Op] = field(default_factory=set)  # funcs holding a named computation
     has_groups: bool = False  # any ``sdy.sharding_group`` (the pass only clones existing ones)
+    # The ops of each func with one region and no named computation, in walk order: what
+    # `_walk_skipping_named_computations` yields (the func's body changes only after that).
+    bodies: dict[Op, list[Op]] = field(default_factory=dict)
 
 
 def _walk_module(module: Module) -> _Walked:
@@ -109,6 +122,8 @@ def _walk_module(module: Module) -> _Walked:
         names = {op.name for op in mine}
         if "sdy.named_computation" in names:
             walked.with_named.add(top)
+        elif top.name == "func.func" and len(top.regions) == 1:
+            walked.bodies[top] = mine[1:]
         walked.has_groups = walked.has_groups or _GROUP in names
     return walked
 
@@ -138,15 +153,24 @@ def _relink_uses_in_pre_order(ops: list[Op]) -> None:
             uses = value.uses
             if len(uses) > 1 or (uses and uses[0][0] not in position):
                 _sort_uses(uses, position)
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.args:
-                    uses = arg.uses
-                    if len(uses) > 1 or (uses and uses[0][0] not in position):
-                        _sort_uses(uses, position)
+        if op.regions:
+            for region in op.regions:
+                for block in region.blocks:
+                    for arg in block.args:
+                        uses = arg.uses
+                        if len(uses) > 1 or (uses and uses[0][0] not in position):
+                            _sort_uses(uses, position)
 
 
 def _sort_uses(uses: list[tuple[Op, int]], position: dict[Op, int]) -> None:
+    last, last_index = -1, -1
+    for user, index in uses:  # usually in order already: checked without sorting
+        at = position.get(user)
+        if at is None or at < last or (at == last and index < last_index):
+            break
+        last, last_index = at, index
+    else:
+        return
     kept = [use for use in uses if use[0] in position]
     kept.sort(key=lambda use: (position[use[0]], use[1]))
     uses[:] = kept
@@ -213,11 +237,15 @@ def _walk_skipping_named_computations(region: Region) -> Iterator[Op]:
                     yield from _walk_skipping_named_computations(nested)
 
 
-def _erase_unused(ops: list[Op]) -> None:
-    """Erase, in order, each op whose users (if any) are all sharding groups, with them."""
+def _unused(ops: list[Op]) -> set[Op]:
+    """Release, in order, each op whose users (if any) are all sharding groups, with them:
+    their uses are dropped, and the set of them returned for the blocks to leave them out."""
     erased: set[Op] = set()
     for op in ops:
-        users = [u for r in op.results for u, _ in r.uses]
+        users = []
+        for result in op.results:
+            for user, _ in result.uses:
+                users.append(user)
         if users:
             if any(u.name != _GROUP for u in users):
                 continue
@@ -230,15 +258,12 @@ def _erase_unused(ops: list[Op]) -> None:
         else:
             op.drop_operands()
         erased.add(op)
-    blocks = {id(op.parent): op.parent for op in erased if op.parent is not None}
-    for block in blocks.values():
-        block.ops = [op for op in block.ops if op not in erased]
-    for op in erased:
-        op.parent = None
+    return erased
 
 
-def _split_region(region: Region, func_name: str, named: Op | None, st: _State) -> None:
-    """Split the constant expressions of `region` (a func body or `named`'s body).
+def _split_region(ops: Iterable[Op], func_name: str, named: Op | None, st: _State) -> None:
+    """Split the constant expressions of a region, given as its walk (a func body or
+    `named`'s body, without entering named computations).
 
     `func_name`: the original name of the func being split. A non-constant op in the region
     marks the func and `named` (the named computation every op of the walk is nested in, if
@@ -248,7 +273,7 @@ def _split_region(region: Region, func_name: str, named: Op | None, st: _State) 
     constants: dict[Op, None] = {}
     expansions: dict[Op, None] = {}
     marked = False
-    for op in _walk_skipping_named_computations(region):
+    for op in ops:
         name = op.name
         if name in _SKIPPED:
             continue
@@ -256,9 +281,12 @@ def _split_region(region: Region, func_name: str, named: Op | None, st: _State) 
             constants[op] = None
             continue
         operands = op.operands
-        if _is_constant_preserving(op, st):
-            # A block argument's owner is a block, never in `constants`.
-            if all(v.owner in constants for v in operands):
+        if (name in _PRESERVING and not op.regions) or _is_constant_preserving(op, st):
+            for v in operands:
+                # A block argument's owner is a block, never in `constants`.
+                if v.owner not in constants:
+                    break
+            else:
                 constants[op] = None
                 continue
         elif not marked and not op.is_terminator:
@@ -273,8 +301,7 @@ def _split_region(region: Region, func_name: str, named: Op | None, st: _State) 
             owner = operand.owner
             if owner in constants or owner in expansions:
                 op.set_operand(i, _clone_sub_computation(operand, st))
-    st.flush()
-    _erase_unused([*expansions, *reversed(constants)])
+    st.flush(_unused([*expansions, *reversed(constants)]))
 
 
 def constant_or_scalar_splitter(module: Module) -> None:
@@ -288,5 +315,8 @@ def constant_or_scalar_splitter(module: Module) -> None:
         if func in walked.with_named:
             named = [op for op in func.walk_post_order() if op.name == "sdy.named_computation"]
             for op in named:
-                _split_region(op.regions[0], func_name, op, st)
-        _split_region(func.regions[0], func_name, None, st)
+                _split_region(_walk_skipping_named_computations(op.regions[0]), func_name, op, st)
+        body = walked.bodies.get(func)
+        if body is None:
+            body = _walk_skipping_named_computations(func.regions[0])
+        _split_region(body, func_name, None, st)
