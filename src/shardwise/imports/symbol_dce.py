@@ -7,6 +7,7 @@ stay) or if a live op, or an op nested in one, names it in an attribute (``calle
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -19,12 +20,29 @@ _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
 
 
 def _referenced_names(op: Op) -> Iterator[str]:
-    """Every symbol name `op` or an op nested in it refers to (with repeats), in walk order."""
+    """Every symbol name `op` or an op nested in it refers to (with repeats), in walk order.
+
+    The types are tested inline (most values of most ops are typed sdy values, which name
+    only meshes): this loop runs over every attribute of every live op.
+    """
     for nested in op.walk():
         for attrs in (nested.properties, nested.attributes):
             for key, value in attrs.items():
-                if key != "sym_name":
+                cls = type(value)
+                if cls is RawAttr:
+                    if "@" in value.text and key != "sym_name":
+                        yield from _references_in_text(value.text)
+                elif (cls is DictAttr or cls is ArrayAttr) and key != "sym_name":
                     yield from _references_in(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _references_in_text(text: str) -> tuple[str, ...]:
+    """The ``@symbol`` names in an attribute's text (strings skipped); one text serves many ops
+    (a callee, a ``called_computations`` list)."""
+    return tuple(
+        string_attr_value(m.group(1)) for m in _REF_RE.finditer(text) if m.group(1) is not None
+    )
 
 
 def _references_in(value: object) -> Iterator[str]:
@@ -37,9 +55,7 @@ def _references_in(value: object) -> Iterator[str]:
     if cls is RawAttr:
         text = value.text  # type: ignore[attr-defined]
         if "@" in text:
-            for m in _REF_RE.finditer(text):
-                if m.group(1) is not None:
-                    yield string_attr_value(m.group(1))
+            yield from _references_in_text(text)
     elif cls is DictAttr:
         for item in value.entries.values():  # type: ignore[attr-defined]
             yield from _references_in(item)

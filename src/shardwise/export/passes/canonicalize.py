@@ -199,7 +199,10 @@ def canonicalize(module: Module, patterns: dict[str, list[Pattern]]) -> None:
                 continue  # replaced by an equal constant
             worklist.append(op)
         worklist.reverse()
-        changed |= _run_worklist(worklist, patterns, folder)
-        changed |= _erase_dead(module, folder)
+        # When the worklist changed nothing, it found every op alive in the module as it still
+        # is, so the dead-op sweep (a walk and a check per op) would find nothing either.
+        if _run_worklist(worklist, patterns, folder):
+            changed = True
+            _erase_dead(module, folder)
         if not changed:
             return

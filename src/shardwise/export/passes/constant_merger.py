@@ -15,6 +15,7 @@ __all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
 
 # Ops with MLIR's ConstantLike trait that can appear in our modules, plus `sdy.constant`.
 CONSTANT_LIKE_OPS = frozenset({"sdy.constant", "stablehlo.constant", "arith.constant"})
+_CANDIDATE_OPS = CONSTANT_LIKE_OPS | {"stablehlo.broadcast_in_dim"}  # what `_cache_key` keys
 
 
 def _attr_dict_key(op: Op, texts: dict[Any, str]) -> tuple[tuple[str, str], ...]:
@@ -58,7 +59,7 @@ def _cache_key(op: Op, texts: dict[Any, str]) -> tuple | None:
             "broadcast",
             _attr_dict_key(op, texts),
             id(_parent_region(op)),
-            str(op.results[0].type),
+            op.results[0].type,  # frozen, equal exactly when their texts are
             id(op.operands[0]),
         )
     return None
@@ -70,6 +71,8 @@ def constant_or_scalar_merger(func: Op) -> None:
     texts: dict[Any, str] = {}
     with BatchErase() as batch:  # thousands of duplicates in one block: erasing is batched
         for op in list(func.walk_post_order()):
+            if op.name not in _CANDIDATE_OPS:
+                continue  # the usual op: no key to build
             key = _cache_key(op, texts)
             if key is None:
                 continue

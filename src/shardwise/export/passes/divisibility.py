@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.errors import PropagationError
@@ -37,6 +38,8 @@ __all__ = [
     "update_non_divisible_input_output_shardings",
     "remove_sub_axes_in_input_output_shardings",
 ]
+
+Meshes = Mapping[str, object]  # `Module.meshes()`, read once per pass
 
 
 def _evenly_sharded_dim(dim: DimensionSharding, size: int, mesh: Mesh) -> DimensionSharding:
@@ -77,6 +80,8 @@ def evenly_sharded(sharding: TensorSharding, type: TensorType, mesh: Mesh) -> Te
         _evenly_sharded_dim(d, size, mesh)
         for d, size in zip(sharding.dim_shardings, type.shape, strict=False)
     )
+    if dims == sharding.dim_shardings:
+        return sharding  # the usual case: no copy (`replace` is slow)
     return sharding.replace_dims(dims)
 
 
@@ -84,68 +89,76 @@ def _static_tensor(type: Type) -> TensorType | None:
     return type if isinstance(type, TensorType) and type.is_static else None
 
 
-def _mesh_of(module: Module, sharding: TensorSharding) -> Mesh:
+def _mesh_of(meshes: Meshes, sharding: TensorSharding) -> Mesh:
     if isinstance(sharding.mesh_or_ref, Mesh):
         return sharding.mesh_or_ref
-    mesh = module.meshes().get(sharding.mesh_or_ref)
+    mesh = meshes.get(sharding.mesh_or_ref)
     assert isinstance(mesh, Mesh), f"unknown mesh @{sharding.mesh_or_ref}"
     return mesh
 
 
-def _update_list(module: Module, types: list[Type], shardings: list[TensorSharding]):
+def _update_list(meshes: Meshes, types: list[Type], shardings: list[TensorSharding]):
     new = []
     for type, sharding in zip(types, shardings, strict=True):
         tensor = _static_tensor(type)
         if tensor is not None:
-            sharding = evenly_sharded(sharding, tensor, _mesh_of(module, sharding))
+            sharding = evenly_sharded(sharding, tensor, _mesh_of(meshes, sharding))
         new.append(sharding)
     return new
 
 
-def _update_func(module: Module, func: Op) -> None:
+def _update_func(meshes: Meshes, func: Op) -> None:
     for arg in func.regions[0].entry.args:
         sharding = get_sharding(arg)
         tensor = _static_tensor(arg.type)
         if sharding is not None and tensor is not None:
-            set_sharding(arg, evenly_sharded(sharding, tensor, _mesh_of(module, sharding)))
+            set_sharding(arg, evenly_sharded(sharding, tensor, _mesh_of(meshes, sharding)))
     for i, type in enumerate(func_result_types(func)):
         sharding = get_func_result_sharding(func, i)
         tensor = _static_tensor(type)
         if sharding is not None and tensor is not None:
-            new = evenly_sharded(sharding, tensor, _mesh_of(module, sharding))
+            new = evenly_sharded(sharding, tensor, _mesh_of(meshes, sharding))
             set_func_result_sharding(func, i, new)
 
 
-def _update_manual_computation(module: Module, op: Op) -> None:
+def _update_manual_computation(meshes: Meshes, op: Op) -> None:
     manual = data_flow.manual_axes_of(op)
     outer = get_per_value(op, "in_shardings")
     if outer:
         local = [data_flow.erase_manual_axes(s, manual) for s in outer]
         types = [a.type for a in op.regions[0].entry.args]
-        set_block_arg_owner_shardings(op, _update_list(module, types, local))
+        set_block_arg_owner_shardings(op, _update_list(meshes, types, local))
     out = get_per_value(op, "out_shardings")
     if out:
         types = [r.type for r in op.results]
-        set_per_value(op, "out_shardings", _update_list(module, types, out))
+        set_per_value(op, "out_shardings", _update_list(meshes, types, out))
 
 
 def update_non_divisible_input_output_shardings(module: Module) -> None:
     """Func args/results, call results and manual-computation edges become evenly sharded."""
+    meshes = module.meshes()
     for func in module.funcs:
-        _update_func(module, func)
+        _update_func(meshes, func)
+    # One walk for both kinds: each update rewrites only its own op's attributes, so doing
+    # calls and manual computations interleaved ends the same as all calls first.
+    manual_computations = []
     for op in module.walk():
-        if op.name != "func.call":
-            continue
-        shardings = get_per_value(op, SHARDING_ATTR)
-        if shardings:
-            types = [r.type for r in op.results]
-            set_per_value(op, SHARDING_ATTR, _update_list(module, types, shardings))
-    for op in module.walk():
-        if op.name == "sdy.manual_computation":
-            _update_manual_computation(module, op)
+        if op.name == "func.call":
+            shardings = get_per_value(op, SHARDING_ATTR)
+            if shardings:
+                types = [r.type for r in op.results]
+                set_per_value(op, SHARDING_ATTR, _update_list(meshes, types, shardings))
+        elif op.name == "sdy.manual_computation":
+            manual_computations.append(op)
+    for op in manual_computations:
+        _update_manual_computation(meshes, op)
 
 
 def _remove_sub_axes(sharding: TensorSharding) -> TensorSharding:
+    if not any(
+        not d.is_closed and any(a.is_sub_axis for a in d.axes) for d in sharding.dim_shardings
+    ):
+        return sharding  # the usual case: nothing to cut, no copy
     dims = []
     for d in sharding.dim_shardings:
         if d.is_closed:

@@ -14,6 +14,7 @@ from shardwise.export.passes.sink import shardings_from_data_flow_edges
 from shardwise.ir import (
     SHARDING_ATTR,
     ArrayAttr,
+    BatchErase,
     DictAttr,
     Module,
     Op,
@@ -30,8 +31,9 @@ from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 __all__ = ["export_named_computations"]
 
 
-def _remove_data_flow_edges(values: list[Value]) -> None:
-    """Erase the data-flow edge that is a value's first user (MLIR's newest use)."""
+def _remove_data_flow_edges(values: list[Value], batch: BatchErase | None = None) -> None:
+    """Erase the data-flow edge that is a value's first user (MLIR's newest use); with
+    `batch`, the edges leave their blocks' op lists when it closes (one pass per block)."""
     for value in values:
         if not value.uses:
             continue
@@ -40,7 +42,10 @@ def _remove_data_flow_edges(values: list[Value]) -> None:
             continue
         assert len(value.uses) == 1, "a data-flow edge owner with several uses"
         edge.results[0].replace_all_uses_with(edge.operands[0])
-        edge.erase()
+        if batch is None:
+            edge.erase()
+        else:
+            batch.erase(edge)
 
 
 def _sink_edges(op: Op) -> None:
@@ -144,4 +149,6 @@ def export_named_computations(module: Module) -> None:
         _sink_edges(op)
         callee = _create_func(op, table)
         call_results += _replace_with_call(op, callee, positions).results
-    _remove_data_flow_edges(call_results)
+    # The calls' edges sit in the big caller blocks: erasing them one by one scans the block.
+    with BatchErase() as batch:
+        _remove_data_flow_edges(call_results, batch)
