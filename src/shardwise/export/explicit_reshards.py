@@ -30,10 +30,18 @@ that version does neither: ops touching a maximal mesh are simply left alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import InputError, InternalError
-from shardwise.export.explicit_reshards_ops import OpContext, process_dot, process_op
+from shardwise.export.explicit_reshards_ops import (
+    OpContext,
+    dot_result_sharding,
+    process_dot,
+    process_op,
+    reshard_dot_result,
+    tensor_sizes,
+)
 from shardwise.export.explicit_reshards_unreduced import (
     Builder,
     MeshTable,
@@ -45,6 +53,7 @@ from shardwise.export.explicit_reshards_unreduced import (
 from shardwise.export.explicit_reshards_util import compatible_factor_sharding
 from shardwise.export.passes.collective_attrs import axis_ref_list_attr
 from shardwise.export.passes.func_utils import callee_of, func_arg_shardings
+from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, SymbolTable, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
@@ -59,15 +68,27 @@ from shardwise.sharding import TensorSharding
 
 __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barriers"]
 
+_DOT_OPS = frozenset({"stablehlo.dot", "stablehlo.dot_general"})
+_SOMETIMES_FULL = frozenset({"mhlo.ragged_dot", "func.call", "stablehlo.concatenate"})
 
-def insert_explicit_reshards(module: Module, enable_full_version: bool = False) -> None:
-    """Run the pass on every ``func.func`` of `module`, in place."""
-    meshes = MeshTable(module.meshes())
-    symbols = SymbolTable(module)  # the pass adds and removes no symbol
+
+def insert_explicit_reshards(
+    module: Module, enable_full_version: bool = False, has_unreduced_axes: bool | None = None
+) -> None:
+    """Run the pass on every ``func.func`` of `module`, in place.
+
+    `has_unreduced_axes`: whether any sharding in `module` has unreduced axes, if the caller
+    knows (else the pass scans the module). Without any, every step about unreduced axes is a
+    no-op (the pass only copies unreduced axes from shardings already there), so it is skipped.
+    """
+    if has_unreduced_axes is None:
+        has_unreduced_axes = scan_shardings(module).unreduced_axes
+    # The pass adds and removes no symbol: one symbol table serves every call.
+    shared = _Shared(MeshTable(module.meshes()), SymbolTable(module), {}, has_unreduced_axes)
     for func in module.funcs:
         if not func.regions or not func.regions[0].blocks:
             continue  # a declaration: nothing to do (Shardy 0.10.2 aborts on it)
-        _FuncPass(module, meshes, symbols, func, enable_full_version).run()
+        _FuncPass(module, shared, func, enable_full_version).run()
 
 
 def equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
@@ -85,9 +106,13 @@ def _walk_post_order(op: Op, visit: Callable[[Op], None]) -> None:
             current = block.ops[0] if block.ops else None
             i = 0
             while current is not None:
-                i = _position(block.ops, current, i)
+                if not (i < len(block.ops) and block.ops[i] is current):
+                    i = _position(block.ops, current, i)
                 following = block.ops[i + 1] if i + 1 < len(block.ops) else None
-                _walk_post_order(current, visit)
+                if current.regions:
+                    _walk_post_order(current, visit)
+                else:
+                    visit(current)  # most ops: no call just to find no regions
                 current = following
                 i += 1
     visit(op)
@@ -105,28 +130,30 @@ def _position(ops: list[Op], op: Op, hint: int) -> int:
         return ops.index(op)
 
 
-def _may_all_reduce(op: Op, rule: OpShardingRule) -> bool:
-    """Outside the full version, `all_reduce_reduction_factors` acts only on an op with
-    reduction factors whose first result has unreduced axes."""
-    if not rule.reduction_factors or not op.results:
-        return False
-    first = sharding_bypassing_barriers(op.results[0])
-    return first is not None and bool(first.unreduced_axes)
-
-
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
     while value.defining_op is not None and value.defining_op.name == "sdy.propagation_barrier":
         value = value.defining_op.operands[0]
     return get_sharding(value)
 
 
+@dataclass(frozen=True, slots=True)
+class _Shared:
+    """What the pass keeps across funcs: meshes and symbols by name, and the outcome of
+    `dot_result_sharding` per (rule, operand and result shardings, mesh name, tensor sizes)."""
+
+    meshes: MeshTable
+    symbols: SymbolTable
+    dot_results: dict[tuple, TensorSharding | None]
+    unreduced_axes: bool  # whether any sharding of the module has unreduced axes
+
+
 class _FuncPass:
-    def __init__(
-        self, module: Module, meshes: MeshTable, symbols: SymbolTable, func: Op, full: bool
-    ) -> None:
+    def __init__(self, module: Module, shared: _Shared, func: Op, full: bool) -> None:
         self.module = module
-        self.meshes = meshes
-        self.symbols = symbols
+        self.meshes = shared.meshes
+        self.symbols = shared.symbols
+        self.dot_results = shared.dot_results
+        self.unreduced_axes = shared.unreduced_axes
         self.func = func
         self.full = full
         self.builder = Builder()
@@ -145,21 +172,28 @@ class _FuncPass:
     def visit(self, op: Op) -> None:
         if op is self.func or op.is_terminator:
             return
-        full = self.on_full_version(op)
-        if data_flow.is_data_flow_op(op):
+        name = op.name
+        full = self.full or (name in _SOMETIMES_FULL and self.on_full_version(op))
+        if name in data_flow.DATA_FLOW_OPS:
             self.data_flow_op(op, full)
-            return
-        if op.name == "func.call":
+        elif name == "func.call":
             self.call_op(op, full)
-            return
-        if convert_reshard_to_unreduced_collectives(op, self.meshes, self.builder):
-            return
-        self.all_reduce_operands_if_unreduced(op)
-        rule = get_or_create_sharding_rule(op, False, set_on_op=False)
-        if rule is None or rule.is_custom_rule:
-            return
-        is_dot = op.name in ("stablehlo.dot", "stablehlo.dot_general")
-        if not (full or is_dot or _may_all_reduce(op, rule)):
+        elif name != "sdy.reshard" or not convert_reshard_to_unreduced_collectives(
+            op, self.meshes, self.builder
+        ):
+            if self.unreduced_axes:
+                self.all_reduce_operands_if_unreduced(op)
+            elif not full and name not in _DOT_OPS:
+                return  # with no unreduced axes anywhere, `rule_op` acts only on these
+            rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+            if rule is not None and not rule.is_custom_rule:
+                self.rule_op(op, rule, full)
+
+    def rule_op(self, op: Op, rule: OpShardingRule, full: bool) -> None:
+        """An op with a (non-custom) rule: the full version's reshards, the dot special case,
+        the all-reduce of reduction factors."""
+        is_dot = op.name in _DOT_OPS
+        if not (full or is_dot or self.reduces_unreduced(rule, op)):
             return  # nothing below would act: skip reading the shardings and the projection
         in_shardings = [sharding_bypassing_barriers(v) for v in op.operands]
         out_shardings = [sharding_bypassing_barriers(v) for v in op.results]
@@ -167,11 +201,14 @@ class _FuncPass:
         if mesh_name is None:
             return
         mesh = self.meshes.of_name(mesh_name)
-        projection = ShardingProjection.build(
-            in_shardings, out_shardings, rule, mesh, closed_if_missing=True
-        )
         ctx = OpContext(
             op, rule, mesh_name, mesh, in_shardings, out_shardings, self.builder, self.meshes
+        )
+        if is_dot and not full and not self.reduces_unreduced(rule, op):
+            self.dot_op(ctx)
+            return
+        projection = ShardingProjection.build(
+            in_shardings, out_shardings, rule, mesh, closed_if_missing=True
         )
         common: list[Axes] = []
         if full:
@@ -179,6 +216,35 @@ class _FuncPass:
         elif is_dot:
             process_dot(ctx, projection)
         self.all_reduce_reduction_factors(ctx, projection, common, full)
+
+    def reduces_unreduced(self, rule: OpShardingRule, op: Op) -> bool:
+        """Whether `all_reduce_reduction_factors` (default version) can act on `op`: it needs
+        reduction factors and unreduced axes on the first result (a result sharding that
+        `process_dot` sets keeps the old one's unreduced axes)."""
+        if not (self.unreduced_axes and rule.reduction_factors and op.results):
+            return False
+        first = sharding_bypassing_barriers(op.results[0])
+        return first is not None and bool(first.unreduced_axes)
+
+    def dot_op(self, ctx: OpContext) -> None:
+        """`process_dot` where no all-reduce of reduction factors follows; dots with the same
+        rule, shardings, mesh and sizes (every layer of a model) share one outcome."""
+        key = (
+            ctx.rule,
+            tuple(ctx.in_shardings),
+            tuple(ctx.out_shardings),
+            ctx.mesh_name,
+            tuple(tensor_sizes(ctx.op)),
+        )
+        if key in self.dot_results:
+            sharding = self.dot_results[key]
+        else:
+            projection = ShardingProjection.build(
+                ctx.in_shardings, ctx.out_shardings, ctx.rule, ctx.mesh, closed_if_missing=True
+            )
+            sharding = self.dot_results[key] = dot_result_sharding(ctx, projection)
+        if sharding is not None:
+            reshard_dot_result(ctx, sharding)
 
     def on_full_version(self, op: Op) -> bool:
         if self.full or op.name in ("mhlo.ragged_dot", "func.call"):

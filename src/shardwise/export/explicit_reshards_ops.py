@@ -32,7 +32,14 @@ from shardwise.propagation.sharding_access import get_sharding, set_sharding
 from shardwise.rules.rule import FactorType, OpShardingRule, TensorMapping
 from shardwise.sharding import TensorSharding
 
-__all__ = ["OpContext", "process_op", "process_dot", "tensor_sizes"]
+__all__ = [
+    "OpContext",
+    "process_op",
+    "process_dot",
+    "dot_result_sharding",
+    "reshard_dot_result",
+    "tensor_sizes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,16 +236,32 @@ def _dot_conflict(ctx: OpContext, projection: ShardingProjection) -> tuple[int, 
 def process_dot(ctx: OpContext, projection: ShardingProjection) -> None:
     """When LHS and RHS agree and the result conflicts on exactly one factor whose result
     axes are the contracting axes, shard the result like the operands and reshard it after."""
+    sharding = dot_result_sharding(ctx, projection)
+    if sharding is not None:
+        reshard_dot_result(ctx, sharding)
+
+
+def dot_result_sharding(ctx: OpContext, projection: ShardingProjection) -> TensorSharding | None:
+    """The sharding `process_dot` gives the dot's result, None if it leaves the dot alone.
+
+    A function of the rule, the shardings, the mesh and the tensor sizes only (no other
+    state of the op), so the caller may reuse it for a dot with the same ones.
+    """
     found = _dot_conflict(ctx, projection)
     if found is None:
-        return
+        return None
     factor, operand_axes, reduction_axes = found
-    op = ctx.op
     result = projection.results[0].get(factor)
     if result is None or not result.axis_refs or list(result.axis_refs) != reduction_axes:
-        return
+        return None
     result.axis_refs = operand_axes
-    set_sharding(op.results[0], ctx.new_sharding(len(op.operands), projection))
+    return ctx.new_sharding(len(ctx.op.operands), projection)
+
+
+def reshard_dot_result(ctx: OpContext, sharding: TensorSharding) -> None:
+    """The dot's result takes `sharding`; a reshard after it restores the old one for users."""
+    op = ctx.op
+    set_sharding(op.results[0], sharding)
     ctx.builder.after(op)
     old = ctx.out_shardings[0]
     reshard = ctx.builder.insert(new_op("sdy.reshard", op.results[0], {"sharding": old}))

@@ -17,8 +17,8 @@ from typing import Any
 
 from shardwise.export.passes import PASSES
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
+from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module
-from shardwise.sharding import TensorSharding, TensorShardingPerValue
 from shardwise.verify import verify_module
 
 __all__ = ["ExportOptions", "export_pipeline", "post_propagation_pipeline"]
@@ -47,7 +47,7 @@ def _missing(name: str) -> Callable[..., None]:
     return fail
 
 
-def _insert_explicit_reshards() -> Callable[[Module, bool], None]:
+def _insert_explicit_reshards() -> Callable[..., None]:
     try:
         from shardwise.export.explicit_reshards import insert_explicit_reshards
     except ImportError:
@@ -80,59 +80,21 @@ def _symbol_dce() -> Callable[[Module], None]:
     return symbol_dce
 
 
-def _shardy_partitioner(module: Module, options: ExportOptions) -> None:
-    """`runShardyPartitioner`: explicit reshards, then collectives and their cleanup."""
+def _shardy_partitioner(module: Module, options: ExportOptions, unreduced_axes: bool) -> None:
+    """`runShardyPartitioner`: explicit reshards, then collectives and their cleanup.
+
+    `unreduced_axes`: whether any sharding in the module has unreduced axes (a `ShardingScan`
+    made right before; the unreduced-axes check changes nothing)."""
     full = options.enable_insert_explicit_collectives
     if options.verify_unreduced_axes:
         PASSES["sdy-verify-unreduced-axes"](module)
-    _insert_explicit_reshards()(module, full)
+    _insert_explicit_reshards()(module, full, has_unreduced_axes=unreduced_axes)
     if full:
         PASSES["canonicalize"](module, enable_patterns=RESHARD_LABEL)
         _reshard_to_collectives()(module)
     PASSES["canonicalize"](module, enable_patterns=COLLECTIVE_LABEL)
     if full and options.remove_all_gather_reduce_scatter_for_cmv1:
         PASSES["sdy-remove-all-gather-reduce-scatter-for-cmv1"](module)
-
-
-def _has_empty_closed_dim_with_priority(module: Module) -> bool:
-    """Whether closing shardings left ``{}p<n>`` somewhere: the one thing it can make invalid
-    in a verified module, so the full (costly) verifier runs only then.
-
-    Reads what `verify.sdy_values` yields, each attribute object and sharding once (ops share
-    them: a 64-layer GPT has 645 sharding objects among 5.7k uses).
-    """
-    seen_attrs: set[int] = set()
-    seen_shardings: set[int] = set()
-    for op in module.walk():
-        for attrs in (op.properties, op.attributes):
-            for value in attrs.values():
-                if id(value) in seen_attrs:
-                    continue
-                seen_attrs.add(id(value))
-                elements = getattr(value, "elements", None)
-                if elements is None:
-                    if _has_empty_closed_priority(value, seen_shardings):
-                        return True
-                    continue
-                for element in elements:
-                    for entry in getattr(element, "entries", {}).values():
-                        if _has_empty_closed_priority(entry, seen_shardings):
-                            return True
-    return False
-
-
-def _has_empty_closed_priority(value: object, seen: set[int]) -> bool:
-    """Whether `value` (a sharding or a per-value list) has ``{}p<n>`` in a sharding not in
-    `seen` (the ids of shardings checked before); adds those it checks to `seen`."""
-    shardings = value.shardings if isinstance(value, TensorShardingPerValue) else (value,)
-    for sharding in shardings:
-        if not isinstance(sharding, TensorSharding) or id(sharding) in seen:
-            continue
-        seen.add(id(sharding))
-        for d in sharding.dim_shardings:
-            if d.priority is not None and d.is_closed and not d.axes:
-                return True
-    return False
 
 
 def export_pipeline(module: Module, options: ExportOptions | None = None) -> None:
@@ -152,11 +114,14 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
         PASSES["sdy-remove-sub-axes-in-input-output-shardings"](module)
     PASSES["sdy-close-shardings"](module)
     # Shardy verifies after every pass; closing ``{?}p0`` leaves ``{}p0``, which it rejects
-    # here and which later passes may rewrite away before we would verify on write.
-    if _has_empty_closed_dim_with_priority(module):
+    # here and which later passes may rewrite away before we would verify on write. That is
+    # the one thing closing can make invalid in a verified module, so the full (costly)
+    # verifier runs only then.
+    scan = scan_shardings(module)
+    if scan.empty_closed_with_priority:
         verify_module(module)
     if not options.avoid_export_for_partitioning:
-        _shardy_partitioner(module, options)
+        _shardy_partitioner(module, options, scan.unreduced_axes)
     if options.dump_propagation_edges or options.dump_sharding_origins:
         PASSES["sdy-remove-propagation-debug-info"](module)
     if not options.keep_sharding_rules:
