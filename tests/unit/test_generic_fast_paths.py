@@ -142,16 +142,22 @@ def test_ops_with_the_same_attribute_text_get_their_own_dicts() -> None:
 
 
 @pytest.mark.parametrize(
-    ("with_locs", "aliased"),
-    [(False, True), (True, False)],
-    ids=["without-locations", "with-locations"],
+    ("with_locs", "second_loc", "aliased"),
+    [
+        (False, 'loc("-":3:1)', True),
+        (True, 'loc("-":3:1)', True),
+        (True, "loc(unknown)", False),
+    ],
+    ids=["without-locations", "with-locations", "an-op-without-location"],
 )
-def test_printer_aliases_long_texts_only_without_locations(with_locs: bool, aliased: bool) -> None:
+def test_printer_aliases_long_texts(with_locs: bool, second_loc: str, aliased: bool) -> None:
+    """Aliases unless an op printed with locations has none (MLIR would give it its position
+    in the printout, which the alias definitions shift)."""
     long_text = '"' + "a" * 30 + '"'
     text = (
         '"builtin.module"() ({\n'
         f'  %0 = "t.a"() {{s = {long_text}, t = 1 : i32}} : () -> tensor<4xf32> loc("-":2:1)\n'
-        f'  "t.b"(%0) {{s = {long_text}}} : (tensor<4xf32>) -> () loc("-":3:1)\n'
+        f'  "t.b"(%0) {{s = {long_text}}} : (tensor<4xf32>) -> () {second_loc}\n'
         '}) : () -> () loc("-":1:1)\n'
     )
     printed = gen.print_generic(gen.parse_generic(text), with_locs=with_locs)

@@ -36,9 +36,12 @@ class _Printer:
         # Alias definitions (``!sw_t0 = tensor<8xf32>``, ``#sw_a0 = #sdy.sharding<...>``) for
         # the text of every type and of every long attribute: MLIR then parses each distinct
         # text once (a model repeats a few dozen of them thousands of times) and reads less.
-        # Its printout does not depend on how the input spelled a type or an attribute. Only
-        # without locations: an op printed without one gets its position in this text.
-        self.use_aliases = not with_locs and markers is None
+        # Its printout does not depend on how the input spelled a type or an attribute. But an
+        # op or argument printed without a location gets its position in this text, which the
+        # definitions shift: a printout with locations in which one of them has none is printed
+        # again without aliases (`unlocated`).
+        self.use_aliases = markers is None
+        self.unlocated = False
         self.aliases: dict[str, str] = {}
         self.alias_defs: list[str] = []
 
@@ -110,6 +113,7 @@ class _Printer:
             return " " + loc_text
         if location is not None and location.line > 0:
             return f' loc("{_escape(location.file)}":{location.line}:{location.col})'
+        self.unlocated = True
         return ""
 
     def print_op(self, op: ir.Op, indent: str) -> None:
@@ -187,6 +191,10 @@ def print_generic(
     """
     printer = _Printer(with_locs, markers)
     printer.print_op(module.op, "")
+    if printer.unlocated and printer.alias_defs:
+        printer = _Printer(with_locs, markers)
+        printer.use_aliases = False
+        printer.print_op(module.op, "")
     resources = RESOURCES.get(module)
     if resources is not None:
         printer.out.append("\n" + resources + "\n")
