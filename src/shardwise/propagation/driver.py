@@ -33,6 +33,7 @@ from shardwise.propagation.projection import ShardingProjection
 from shardwise.propagation.sharding_access import (
     data_flow_edge_for_source,
     get_func_result_sharding,
+    get_operand_shardings,
     get_result_shardings,
     get_sharding,
     set_func_result_sharding,
@@ -372,7 +373,7 @@ class PropagationDriver:
                 previous = self.previous_directions.get(key)
                 if previous is not None and previous == self._directions(op, rule):
                     return
-        operand_shardings = [get_sharding(v) for v in op.operands]
+        operand_shardings = get_operand_shardings(op)
         result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):

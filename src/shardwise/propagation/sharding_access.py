@@ -30,6 +30,7 @@ __all__ = [
     "shardable_value",
     "get_sharding",
     "get_result_shardings",
+    "get_operand_shardings",
     "set_sharding",
     "get_func_result_sharding",
     "set_func_result_sharding",
@@ -129,6 +130,24 @@ def get_sharding(value: Value) -> TensorSharding | None:
         return data_flow.get_edge_owner_sharding(op, v)
     shardings = get_op_shardings(op)
     return shardings[v.index] if shardings else None
+
+
+def get_operand_shardings(op: Op) -> list[TensorSharding | None]:
+    """`get_sharding` of every operand of `op`, with its first fast path inline (one call per
+    op instead of one per operand: the propagation driver reads them on every visit)."""
+    shardings: list[TensorSharding | None] = []
+    append = shardings.append
+    for value in op.operands:
+        owner = value.owner
+        if type(owner) is Op and owner.name not in _SPECIAL_OWNERS:
+            attr = owner.attributes.get(SHARDING_ATTR)
+            if isinstance(attr, TensorShardingPerValue) and attr.shardings:
+                append(attr.shardings[value.index])
+            else:
+                append(None)
+        else:
+            append(get_sharding(value))
+    return shardings
 
 
 def get_result_shardings(op: Op) -> list[TensorSharding | None]:
