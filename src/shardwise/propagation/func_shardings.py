@@ -26,11 +26,15 @@ def mesh_of(module: Module, sharding: TensorSharding) -> Mesh | None:
 
 def mesh_or_ref_of(module: Module, shardings: Sequence[TensorSharding | None]) -> MeshRef | None:
     """`getMeshOrRef`: the mesh of the first sharding whose mesh is not maximal."""
+    meshes = None  # read once, on the first named mesh (`Module.meshes` scans the module body)
     for sharding in shardings:
         if sharding is None:
             continue
-        mesh = mesh_of(module, sharding)
-        if mesh is not None and not mesh.is_maximal:
+        mesh = sharding.mesh_or_ref
+        if not isinstance(mesh, Mesh):
+            meshes = module.meshes() if meshes is None else meshes
+            mesh = meshes.get(mesh)
+        if isinstance(mesh, Mesh) and not mesh.is_maximal:
             return sharding.mesh_or_ref
     return None
 
