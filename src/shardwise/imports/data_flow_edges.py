@@ -11,7 +11,13 @@ from shardwise.ir import Block, Module, Op, Value
 from shardwise.propagation import data_flow
 from shardwise.propagation.sharding_access import get_sharding
 
-__all__ = ["EdgePlacer", "add_data_flow_edges", "add_data_flow_edges_for", "add_data_flow_edges_to"]
+__all__ = [
+    "EdgePlacer",
+    "add_data_flow_edges",
+    "add_data_flow_edges_for",
+    "add_data_flow_edges_to",
+    "add_data_flow_edges_to_ops",
+]
 
 
 def _value_location(value: Value) -> tuple:
@@ -95,7 +101,12 @@ def add_data_flow_edges_to(op: Op, placer: EdgePlacer | None = None) -> None:
 
 def add_data_flow_edges(module: Module) -> None:
     """Edges for every data-flow op (while, case, optimization_barrier, manual/named computation)."""
+    add_data_flow_edges_to_ops(ops_in_post_order(module.op, data_flow.DATA_FLOW_OPS))
+
+
+def add_data_flow_edges_to_ops(ops: list[Op]) -> None:
+    """`add_data_flow_edges` given the module's data-flow ops, in MLIR's walk order."""
     placer = EdgePlacer()
-    for op in ops_in_post_order(module.op, data_flow.DATA_FLOW_OPS):
+    for op in ops:
         add_data_flow_edges_to(op, placer)
     placer.flush()

@@ -105,5 +105,12 @@ def _clean_up(module: Module, op: Op) -> None:
 
 def manual_axes_cleanup(module: Module) -> None:
     """Sort manual axes by mesh order; add each sharding's unused manual axes as replicated."""
-    for op in ops_in_post_order(module.op, _MANUAL):
-        _clean_up(module, op)
+    clean_up_manual_computations(module, ops_in_post_order(module.op, _MANUAL))
+
+
+def clean_up_manual_computations(module: Module, ops: list[Op]) -> None:
+    """`manual_axes_cleanup` on the manual computations among `ops` (in MLIR's walk order);
+    changes no other op, and adds or removes none."""
+    for op in ops:
+        if op.name in _MANUAL:
+            _clean_up(module, op)

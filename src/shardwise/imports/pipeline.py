@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from shardwise.imports.calls import propagate_sharding_from_func_to_call
+from shardwise.imports.common import ops_in_post_order
 from shardwise.imports.constants import constant_or_scalar_splitter
 from shardwise.imports.constraints import apply_sharding_constraints
-from shardwise.imports.data_flow_edges import add_data_flow_edges
-from shardwise.imports.manual_axes import manual_axes_cleanup
+from shardwise.imports.data_flow_edges import add_data_flow_edges_to_ops
+from shardwise.imports.manual_axes import clean_up_manual_computations
 from shardwise.imports.meshes import lift_inlined_meshes, remove_size_one_axes
 from shardwise.imports.sharding_groups import sharding_group_import
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module
+from shardwise.propagation import data_flow
 
 __all__ = ["import_pipeline"]
 
@@ -27,8 +29,11 @@ def import_pipeline(module: Module, dedup_functions_fully: bool = False) -> None
     propagate_sharding_from_func_to_call(module)
     constant_or_scalar_splitter(module)
     symbol_dce(module)
-    manual_axes_cleanup(module)
-    add_data_flow_edges(module)
+    # The manual-axes clean-up changes only manual computations, which are data-flow ops, and
+    # adds or removes no op: one walk finds the ops of both passes.
+    flow_ops = ops_in_post_order(module.op, data_flow.DATA_FLOW_OPS)
+    clean_up_manual_computations(module, flow_ops)
+    add_data_flow_edges_to_ops(flow_ops)
     if dedup_functions_fully:
         apply_sharding_constraints(module)
         # Groups are imported after the constraints so that conflicts between members with
