@@ -9,6 +9,7 @@ keeps `dataclass` from generating its own).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 
 __all__ = ["cached_hash"]
@@ -18,6 +19,12 @@ def cached_hash(self) -> int:
     """The hash of the compared fields, computed on first use (0 means not yet)."""
     value = self._hash
     if not value:
-        value = hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare)) or 1
+        value = hash(tuple([getattr(self, name) for name in _compared_fields(type(self))])) or 1
         object.__setattr__(self, "_hash", value)
     return value
+
+
+@functools.cache
+def _compared_fields(cls: type) -> tuple[str, ...]:
+    """The names of `cls`'s compared fields (`fields` rebuilds its answer on every call)."""
+    return tuple(f.name for f in fields(cls) if f.compare)
