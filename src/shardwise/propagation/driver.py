@@ -137,7 +137,10 @@ class _Tensors:
 
 
 class _Worklist:
-    """MLIR's greedy-driver worklist: a LIFO stack with set semantics and O(1) removal."""
+    """MLIR's greedy-driver worklist: a LIFO stack with set semantics and O(1) removal.
+
+    The driver loop pops inline: the last entry of `_stack` (None: removed), dropping its
+    `_index` entry."""
 
     def __init__(self) -> None:
         self._stack: list[Op | None] = []
@@ -148,14 +151,6 @@ class _Worklist:
             return
         self._index[id(op)] = len(self._stack)
         self._stack.append(op)
-
-    def pop(self) -> Op | None:
-        while self._stack:
-            op = self._stack.pop()
-            if op is not None:
-                del self._index[id(op)]
-                return op
-        return None
 
     def remove(self, op: Op) -> None:
         index = self._index.pop(id(op), None)
@@ -248,8 +243,22 @@ class PropagationDriver:
 
     def _greedy(self) -> None:
         ops = list(self.module.walk())
-        self.worklist.seed(ops[1:])  # every op below the module (the walk yields it first)
-        while (op := self.worklist.pop()) is not None:
+        worklist = self.worklist
+        worklist.seed(ops[1:])  # every op below the module (the walk yields it first)
+        # The loop of every visit of every round: the worklist's pop and the dispatch to the
+        # four patterns inline (`push` and `remove` work on the same list and dict).
+        stack, index = worklist._stack, worklist._index
+        patterns = {
+            "sdy.propagation_barrier": self._propagate_barrier,
+            "sdy.data_flow_edge": self._propagate_data_flow_edge,
+            "sdy.func_data_flow_edge": self._propagate_func_data_flow_edge,
+        }
+        registered_op = self._propagate_registered_op
+        while stack:
+            op = stack.pop()
+            if op is None:  # removed
+                continue
+            del index[id(op)]
             # `is_trivially_dead`, its use check inline: most popped ops have a used result.
             dead = False
             for result in op.results:
@@ -263,18 +272,12 @@ class PropagationDriver:
                 self._erase(op)
                 continue
             self.current = op
-            self._match(op)
+            pattern = patterns.get(op.name)
+            if pattern is None:
+                registered_op(op)
+            else:
+                pattern(op)
         self.current = None
-
-    def _match(self, op: Op) -> None:
-        if op.name == "sdy.propagation_barrier":
-            self._propagate_barrier(op)
-        elif op.name == "sdy.data_flow_edge":
-            self._propagate_data_flow_edge(op)
-        elif op.name == "sdy.func_data_flow_edge":
-            self._propagate_func_data_flow_edge(op)
-        else:
-            self._propagate_registered_op(op)
 
     def _erase(self, op: Op) -> None:
         for region in reversed(op.regions):
