@@ -383,8 +383,8 @@ class PropagationDriver:
             return
         self.propagate_tensor_shardings(
             op,
-            self._value_side(op.operands, operand_shardings),
-            self._value_side(op.results, result_shardings),
+            _Tensors(op.operands, operand_shardings),
+            _Tensors(op.results, result_shardings),
             rule,
             self._directions(op, rule),
             self.conservative,
@@ -576,7 +576,7 @@ class PropagationDriver:
         conservative: bool,
         notify: bool = True,
     ) -> bool:
-        directions = _step_directions(rule, direction)
+        directions = direction if type(direction) is tuple else _step_directions(rule, direction)
         if not any(directions) and self.observer is None:
             # Every factor's direction is NONE (blocked, or held back by the op-priority
             # heuristics): no factor takes any axes, the step would change nothing.
