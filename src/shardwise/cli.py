@@ -136,9 +136,10 @@ def _transform(
         inp = None
         try:
             inp = _read_input(args.inputs[i]) if args.inputs else _bundled_example()
-            module = _load(inp)
-            transform(module)
-            _emit(module, target, args.generic)
+            with _gc_paused():
+                module = _load(inp)
+                transform(module)
+                _emit(module, target, args.generic)
         except ShardwiseError as e:
             _report(e, inp.text if inp is not None else None)
             status = EXIT_ERROR
@@ -362,6 +363,24 @@ def _fewer_gc_passes():
         yield
     finally:
         gc.set_threshold(*previous)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """No cyclic GC while one input is loaded, transformed and written.
+
+    The passes allocate young objects faster than they drop them, so even every 100k
+    allocations a collection walks ~100k live ones (0.06-0.12 s per run of gpt_128, ~8% of
+    it); the garbage cycles of one module are few (peak RSS unchanged on gpt_128). Collection
+    resumes between inputs, so many inputs in one command do not pile up garbage.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
