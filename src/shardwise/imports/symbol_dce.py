@@ -3,6 +3,10 @@
 A top-level symbol is live if it is not private (``sdy.mesh`` ops are public, so they always
 stay) or if a live op, or an op nested in one, names it in an attribute (``callee``,
 ``called_computations``, a sharding's ``@mesh``, ...).
+
+Cost: this pass runs four times per `sdy-propagation-pipeline` and reads every op of every
+live func, so the search is one plain loop (no generator per op or per attribute) that skips
+the properties of the common StableHLO ops, whose inherent attributes cannot name a symbol.
 """
 
 from __future__ import annotations
@@ -17,23 +21,69 @@ __all__ = ["symbol_dce"]
 
 # A string literal (skipped: '@' inside strings is not a reference) or an ``@symbol``.
 _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
+# StableHLO ops whose properties (their inherent attributes: the loader takes them from MLIR's
+# generic form) are all of types that cannot name a symbol: dimension lists, dense elements,
+# enums, dimension numbers. Their properties are not searched; their discardable attributes
+# are. Most ops of a model are of these kinds or have no properties at all.
+_SYMBOL_FREE_PROPERTIES = frozenset(
+    "stablehlo." + name
+    for name in (
+        "broadcast_in_dim",
+        "compare",
+        "concatenate",
+        "constant",
+        "convolution",
+        "dot_general",
+        "dynamic_slice",
+        "gather",
+        "get_tuple_element",
+        "iota",
+        "pad",
+        "reduce",
+        "reduce_window",
+        "reverse",
+        "scatter",
+        "select_and_scatter",
+        "slice",
+        "sort",
+        "transpose",
+    )
+)
 
 
-def _referenced_names(op: Op) -> Iterator[str]:
-    """Every symbol name `op` or an op nested in it refers to (with repeats), in walk order.
+def _referenced_names(root: Op) -> set[str]:
+    """Every symbol name `root` or an op nested in it refers to.
 
-    The types are tested inline (most values of most ops are typed sdy values, which name
-    only meshes): this loop runs over every attribute of every live op.
+    One loop over a list that grows as it goes (each op's nested ops are appended): no generator
+    per op, and only the attributes that can name a symbol are read.
     """
-    for nested in op.walk():
-        for attrs in (nested.properties, nested.attributes):
-            for key, value in attrs.items():
-                cls = type(value)
-                if cls is RawAttr:
-                    if "@" in value.text and key != "sym_name":
-                        yield from _references_in_text(value.text)
-                elif (cls is DictAttr or cls is ArrayAttr) and key != "sym_name":
-                    yield from _references_in(value)
+    names: set[str] = set()
+    ops = [root]
+    for op in ops:
+        if op.regions:
+            for region in op.regions:
+                for block in region.blocks:
+                    ops += block.ops
+        if op.properties and op.name not in _SYMBOL_FREE_PROPERTIES:
+            _add_references(op.properties, names)
+        if op.attributes:
+            _add_references(op.attributes, names)
+    return names
+
+
+def _add_references(attrs: dict[str, object], names: set[str]) -> None:
+    """Add the symbols named in `attrs` (a ``sym_name`` is a symbol's own name) to `names`.
+
+    Typed sdy values name only meshes, which are public (always live): not searched, so no
+    sharding is printed just to be searched.
+    """
+    for key, value in attrs.items():
+        cls = type(value)
+        if cls is RawAttr:
+            if "@" in value.text and key != "sym_name":  # type: ignore[attr-defined]
+                names.update(_references_in_text(value.text))  # type: ignore[attr-defined]
+        elif (cls is DictAttr or cls is ArrayAttr) and key != "sym_name":
+            names.update(_references_in(value))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -46,11 +96,7 @@ def _references_in_text(text: str) -> tuple[str, ...]:
 
 
 def _references_in(value: object) -> Iterator[str]:
-    """The symbols `value` names; dict and array attributes are read element by element.
-
-    Typed sdy values only name meshes, which are public (always live): skipped, also inside
-    dictionaries (a func's ``arg_attrs``), so no sharding is printed just to be searched.
-    """
+    """The symbols `value` names; dict and array attributes are read element by element."""
     cls = type(value)
     if cls is RawAttr:
         text = value.text  # type: ignore[attr-defined]
@@ -78,7 +124,7 @@ def symbol_dce(module: Module) -> None:
             symbols[name] = op
     live = {id(op) for op in module.body.ops if not _is_private(op)}
     worklist = [op for op in module.body.ops if id(op) in live]
-    # Private symbols not found live yet: once there are none, the rest of the walk is moot.
+    # Private symbols not found live yet: once there are none, the rest of the search is moot.
     pending = sum(1 for op in symbols.values() if id(op) not in live)
     while worklist and pending:
         for name in _referenced_names(worklist.pop()):
@@ -87,8 +133,6 @@ def symbol_dce(module: Module) -> None:
                 live.add(id(target))
                 worklist.append(target)
                 pending -= 1
-                if not pending:
-                    break
     for op in list(module.body.ops):
         if id(op) not in live:
             op.erase()
