@@ -6,10 +6,13 @@ Shardy's import/lift_inlined_meshes.cc and import/remove_size_one_axes.cc.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 
 from shardwise.imports.common import mesh_of
 from shardwise.ir import (
+    ArrayAttr,
+    DictAttr,
     Module,
     Op,
     RawAttr,
@@ -20,7 +23,7 @@ from shardwise.ir import (
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation.sharding_walker import transform_shardings
-from shardwise.sharding import DimensionSharding, TensorSharding
+from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 
 __all__ = ["lift_inlined_meshes", "remove_size_one_axes"]
 
@@ -99,13 +102,53 @@ def lift_inlined_meshes(module: Module) -> None:
                 new_name = by_mesh[key] = table.insert(op)
         return sharding if new_name is None else replace(sharding, mesh_or_ref=new_name)
 
-    transform_shardings(module.op, lift)
+    # With no mesh removed and none inlined, `lift` would return every sharding as it is.
+    if by_ref or _has_inlined_mesh(module.op):
+        transform_shardings(module.op, lift)
     if by_ref:  # else no mesh was removed, and no replica group names a removed one
         _rename_replica_group_meshes(module, by_ref)
     for op in module.top_level_ops("sdy.mesh"):
         mesh = op.get_attr("mesh")
         if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(mesh, Mesh):
             op.attributes[_STABLEHLO_MESH_ATTR] = _stablehlo_mesh_dict(mesh)
+
+
+def _has_inlined_mesh(root: Op) -> bool:
+    """Whether a sharding under `root` has its mesh inlined, searching every attribute.
+
+    A superset of what `transform_shardings` visits (every sharding it reads is a value of an
+    op's property or attribute, or inside a per-value list or a func's ``arg_attrs``), read in
+    one loop that is ~4x cheaper than the walker's per-op dispatch.
+    """
+    ops = [root]
+    for op in ops:  # grows as it goes: each op's nested ops are appended
+        if op.regions:
+            for region in op.regions:
+                for block in region.blocks:
+                    ops += block.ops
+        if op.properties and _holds_inlined_mesh(op.properties.values()):
+            return True
+        if op.attributes and _holds_inlined_mesh(op.attributes.values()):
+            return True
+    return False
+
+
+def _holds_inlined_mesh(values: Iterable[object]) -> bool:
+    for value in values:
+        cls = type(value)
+        if cls is TensorSharding:
+            found = type(value.mesh_or_ref) is not str  # type: ignore[attr-defined]
+        elif cls is TensorShardingPerValue:
+            found = any(type(s.mesh_or_ref) is not str for s in value.shardings)  # type: ignore[attr-defined]
+        elif cls is DictAttr:
+            found = _holds_inlined_mesh(value.entries.values())  # type: ignore[attr-defined]
+        elif cls is ArrayAttr:
+            found = _holds_inlined_mesh(value.elements)  # type: ignore[attr-defined]
+        else:
+            continue
+        if found:
+            return True
+    return False
 
 
 _COLLECTIVES = frozenset(
