@@ -122,6 +122,14 @@ func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<i32>) -> tensor<8xf32> {
   return %0#0 : tensor<8xf32>
 }
 """,
+    # The only inlined mesh is on an op whose (plain) properties are not read.
+    "inlined_only_on_plain_property_op": _MESH
+    + """
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<mesh<["x"=8]>, [{"x"}, {}]>]>} : (tensor<8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+""",
     # No inlined mesh, but a duplicate mesh: references to it are renamed by the walk.
     "duplicate_mesh_only": _MESH
     + """

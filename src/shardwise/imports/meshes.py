@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from shardwise.imports.common import mesh_of
+from shardwise.imports.symbol_dce import PLAIN_PROPERTY_OPS
 from shardwise.ir import (
     ArrayAttr,
     DictAttr,
@@ -117,8 +118,9 @@ def _has_inlined_mesh(root: Op) -> bool:
     """Whether a sharding under `root` has its mesh inlined, searching every attribute.
 
     A superset of what `transform_shardings` visits (every sharding it reads is a value of an
-    op's property or attribute, or inside a per-value list or a func's ``arg_attrs``), read in
-    one loop that is ~4x cheaper than the walker's per-op dispatch.
+    op's property or attribute, or inside a per-value list or a func's ``arg_attrs``; the plain
+    properties of common StableHLO ops hold none), read in one loop that is ~5x cheaper than
+    the walker's per-op dispatch.
     """
     ops = [root]
     for op in ops:  # grows as it goes: each op's nested ops are appended
@@ -126,7 +128,8 @@ def _has_inlined_mesh(root: Op) -> bool:
             for region in op.regions:
                 for block in region.blocks:
                     ops += block.ops
-        if op.properties and _holds_inlined_mesh(op.properties.values()):
+        props = op.properties
+        if props and op.name not in PLAIN_PROPERTY_OPS and _holds_inlined_mesh(props.values()):
             return True
         if op.attributes and _holds_inlined_mesh(op.attributes.values()):
             return True

@@ -17,15 +17,15 @@ from collections.abc import Iterator
 
 from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
 
-__all__ = ["symbol_dce"]
+__all__ = ["PLAIN_PROPERTY_OPS", "symbol_dce"]
 
 # A string literal (skipped: '@' inside strings is not a reference) or an ``@symbol``.
 _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
 # StableHLO ops whose properties (their inherent attributes: the loader takes them from MLIR's
-# generic form) are all of types that cannot name a symbol: dimension lists, dense elements,
-# enums, dimension numbers. Their properties are not searched; their discardable attributes
-# are. Most ops of a model are of these kinds or have no properties at all.
-_SYMBOL_FREE_PROPERTIES = frozenset(
+# generic form) are all plain: dimension lists, dense elements, enums, dimension numbers; none
+# can name a symbol or hold a sharding. Their properties are not searched; their discardable
+# attributes are. Most ops of a model are of these kinds or have no properties at all.
+PLAIN_PROPERTY_OPS = frozenset(
     "stablehlo." + name
     for name in (
         "broadcast_in_dim",
@@ -64,10 +64,15 @@ def _referenced_names(root: Op) -> set[str]:
             for region in op.regions:
                 for block in region.blocks:
                     ops += block.ops
-        if op.properties and op.name not in _SYMBOL_FREE_PROPERTIES:
+        if op.properties and op.name not in PLAIN_PROPERTY_OPS:
             _add_references(op.properties, names)
-        if op.attributes:
-            _add_references(op.attributes, names)
+        attrs = op.attributes
+        if attrs:  # mostly just a typed ``sdy.sharding``: tested here, without a call per op
+            for value in attrs.values():
+                cls = type(value)
+                if cls is RawAttr or cls is DictAttr or cls is ArrayAttr:
+                    _add_references(attrs, names)
+                    break
     return names
 
 
