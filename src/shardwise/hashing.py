@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import fields
 
-__all__ = ["cached_hash"]
+__all__ = ["InternTable", "cached_hash"]
 
 
 def cached_hash(self) -> int:
@@ -28,3 +28,27 @@ def cached_hash(self) -> int:
 def _compared_fields(cls: type) -> tuple[str, ...]:
     """The names of `cls`'s compared fields (`fields` rebuilds its answer on every call)."""
     return tuple(f.name for f in fields(cls) if f.compare)
+
+
+class InternTable:
+    """One shared instance per distinct frozen value: ``table(value)`` returns the first value
+    equal to `value` it was given (at most `max_size` remembered; then it starts afresh).
+
+    Keys of the memoized propagation step are compared on every cache hit: equal values that
+    are one object compare by identity instead of field by field.
+    """
+
+    __slots__ = ("_values", "_max_size")
+
+    def __init__(self, max_size: int) -> None:
+        self._values: dict = {}
+        self._max_size = max_size
+
+    def __call__(self, value):
+        found = self._values.get(value)
+        if found is not None:
+            return found
+        if len(self._values) >= self._max_size:
+            self._values.clear()
+        self._values[value] = value
+        return value

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from shardwise.axis import AxisRef, AxisSizes, axes_size, quote_string
-from shardwise.hashing import cached_hash
+from shardwise.hashing import InternTable, cached_hash
 from shardwise.mesh import Mesh
 
 __all__ = [
@@ -198,24 +198,9 @@ class TensorSharding:
         )
 
 
-_interned: dict[TensorSharding, TensorSharding] = {}
-_MAX_INTERNED = 1 << 16
-
-
-def interned(sharding: TensorSharding) -> TensorSharding:
-    """The one shared instance equal to `sharding`.
-
-    Propagation's memoized step compares its keys on every hit; equal shardings that are the
-    same object compare by identity instead of field by field. The parser and the step intern
-    the shardings they create.
-    """
-    found = _interned.get(sharding)
-    if found is not None:
-        return found
-    if len(_interned) >= _MAX_INTERNED:
-        _interned.clear()
-    _interned[sharding] = sharding
-    return sharding
+# `interned(sharding)`: the one shared instance equal to `sharding`. The parser and the
+# propagation step intern the shardings they create (see `InternTable`).
+interned = InternTable(1 << 16)
 
 
 @dataclass(frozen=True, slots=True)

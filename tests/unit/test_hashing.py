@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from shardwise.hashing import cached_hash
+from shardwise.hashing import InternTable, cached_hash
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 from shardwise.syntax import parse_sdy_attribute as parse_attr
@@ -36,3 +36,21 @@ def test_values_differing_in_one_field_differ() -> None:
     a = parse_attr('#sdy.sharding<@mesh, [{"x"}, {}]>')
     b = parse_attr('#sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>')
     assert a != b and hash(a) != hash(b)
+
+
+def test_intern_table_returns_the_first_equal_value() -> None:
+    table = InternTable(max_size=8)
+    first = TensorSharding.parse('<@mesh, [{"x"}, {}]>')
+    second = TensorSharding("mesh", first.dim_shardings)
+    assert second == first and second is not first
+    assert table(first) is first
+    assert table(second) is first
+
+
+def test_intern_table_starts_afresh_when_full() -> None:
+    table = InternTable(max_size=2)
+    a, b, c = (TensorSharding.fully_closed("mesh", rank) for rank in (1, 2, 3))
+    table(a), table(b)
+    table(c)  # full: forgets a and b
+    a_again = TensorSharding("mesh", a.dim_shardings)
+    assert table(a_again) is a_again

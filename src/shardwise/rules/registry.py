@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable
 
 from shardwise.errors import UnsupportedError
+from shardwise.hashing import InternTable
 from shardwise.ir import SHARDING_RULE_ATTR, Op
 from shardwise.rules.rule import OpShardingRule
 
@@ -153,21 +154,12 @@ _rules_by_signature: dict[tuple, OpShardingRule | None] = {}
 _MAX_CACHED_RULES = 1 << 14
 
 
-_interned_rules: dict[OpShardingRule, OpShardingRule] = {}
+# Rules are keys of propagation's memoized step: equal rules as one object compare by identity.
+_interned_rules = InternTable(_MAX_CACHED_RULES)
 
 
 def _interned(rule: OpShardingRule | None) -> OpShardingRule | None:
-    """The one shared rule equal to `rule`: rules are keys of propagation's memoized step,
-    compared on every hit, by identity when equal rules are one object."""
-    if rule is None:
-        return None
-    found = _interned_rules.get(rule)
-    if found is not None:
-        return found
-    if len(_interned_rules) >= _MAX_CACHED_RULES:
-        _interned_rules.clear()
-    _interned_rules[rule] = rule
-    return rule
+    return None if rule is None else _interned_rules(rule)
 
 
 def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
