@@ -14,30 +14,12 @@ import gc
 import statistics
 import time
 
-from shardwise.imports import (
-    apply_sharding_constraints,
-    flatten_call_graph,
-    import_func_calls,
-    import_pipeline,
-    pre_order_funcs,
-    sharding_group_import,
-    symbol_dce,
-)
+from shardwise.imports import import_pipeline
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
-from shardwise.propagation.pipeline import export_after_propagation
-
-
-def _rest_of_import(module) -> None:
-    flatten_call_graph(module)
-    symbol_dce(module)
-    import_func_calls(module)
-    symbol_dce(module)
-    apply_sharding_constraints(module)
-    sharding_group_import(module)
-    pre_order_funcs(module)
+from shardwise.propagation.pipeline import export_after_propagation, prepare_for_propagation
 
 
 def main() -> None:
@@ -62,7 +44,7 @@ def main() -> None:
         gc.disable()  # as `shardwise propagate` does for each input (`cli._gc_paused`)
         module = timed("load", load_text, text, args.file)
         timed("import pipeline", import_pipeline, module)
-        timed("rest of import", _rest_of_import, module)
+        timed("rest of import", prepare_for_propagation, module, options)
         keep_rules = options.with_options(keep_sharding_rules=True)
         timed("propagate", user_priority_propagate, module, keep_rules)
         timed("export", export_after_propagation, module, options)

@@ -31,7 +31,12 @@ from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
 from shardwise.verify import verify_module
 
-__all__ = ["export_after_propagation", "import_and_propagate", "propagation_pipeline"]
+__all__ = [
+    "export_after_propagation",
+    "import_and_propagate",
+    "prepare_for_propagation",
+    "propagation_pipeline",
+]
 
 
 def import_and_propagate(
@@ -43,6 +48,16 @@ def import_and_propagate(
     """
     options = options or PropagationOptions()
     import_pipeline(module, dedup_functions_fully=options.dedup_functions_fully)
+    prepare_for_propagation(module, options)
+    # The pipeline keeps the rules it stored: the export steps read them.
+    user_priority_propagate(
+        module, options.with_options(keep_sharding_rules=True), observer=observer
+    )
+
+
+def prepare_for_propagation(module: Module, options: PropagationOptions) -> None:
+    """Steps 2 and 3: the call graph (or func data-flow edges), constraints, sharding groups,
+    funcs in pre-order."""
     if options.dedup_functions_fully:
         add_func_data_flow_edges(module)
     else:
@@ -63,10 +78,6 @@ def import_and_propagate(
         )
         sharding_group_import(module)
     pre_order_funcs(module)
-    # The pipeline keeps the rules it stored: the export steps read them.
-    user_priority_propagate(
-        module, options.with_options(keep_sharding_rules=True), observer=observer
-    )
 
 
 def _call_inlined_into_manual_computation(module: Module) -> bool:
