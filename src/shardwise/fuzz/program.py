@@ -21,6 +21,7 @@ __all__ = [
     "Program",
     "ShardingSpec",
     "TType",
+    "op_bodies",
     "op_uses",
     "print_program",
     "rename_uses",
@@ -184,12 +185,13 @@ def _value_types(args: list[FArg], ops: list[FOp]) -> dict[str, TType]:
     for op in ops:
         types[op.name] = op.type
         types.update(dict(op.attrs.get("extra", ())))
-        for body in _bodies(op):
+        for body in op_bodies(op):
             types.update(_value_types(body.args, body.ops))
     return types
 
 
-def _bodies(op: FOp) -> list[FBody]:
+def op_bodies(op: FOp) -> list[FBody]:
+    """The region bodies of `op`: a case's branches, a manual computation's body."""
     if op.kind == "case":
         return op.attrs["branches"]
     if op.kind == "manual_computation":
@@ -200,7 +202,7 @@ def _bodies(op: FOp) -> list[FBody]:
 def op_uses(op: FOp) -> list[str]:
     """The values `op` reads from the enclosing body: operands, and what its regions capture."""
     uses = list(op.operands)
-    for body in _bodies(op):
+    for body in op_bodies(op):
         inner = body.defined()
         for o in [u for inner_op in body.ops for u in op_uses(inner_op)] + body.results:
             if o not in inner:
@@ -211,7 +213,7 @@ def op_uses(op: FOp) -> list[str]:
 def rename_uses(op: FOp, old: str, new: str) -> None:
     """Replace every read of `old` by `new` in `op` and the region bodies it holds."""
     op.operands = [new if o == old else o for o in op.operands]
-    for body in _bodies(op):
+    for body in op_bodies(op):
         for inner in body.ops:
             rename_uses(inner, old, new)
         body.results = [new if r == old else r for r in body.results]

@@ -23,6 +23,7 @@ from shardwise.fuzz.program import (
     FOp,
     Program,
     ShardingSpec,
+    op_bodies,
     op_uses,
     rename_uses,
 )
@@ -122,16 +123,8 @@ def _walk_ops(ops: list[FOp]) -> Iterator[FOp]:
     """`ops` and, depth first, the ops of every region body they hold."""
     for op in ops:
         yield op
-        for body in _op_bodies(op):
+        for body in op_bodies(op):
             yield from _walk_ops(body.ops)
-
-
-def _op_bodies(op: FOp) -> list[FBody]:
-    if op.kind == "case":
-        return op.attrs["branches"]
-    if op.kind == "manual_computation":
-        return [op.attrs["body"]]
-    return []
 
 
 def _drop_unused_funcs(prog: Program) -> Iterator[Program]:
@@ -167,7 +160,7 @@ def _bodies_of(prog: Program) -> list[FBody]:
     """Every region body of the module (case branches, manual computation bodies), in a
     fixed order, so that the k-th body of a deep copy is the same body."""
     ops = [*prog.ops] + [op for f in prog.funcs for op in f.ops]
-    return [body for op in _walk_ops(ops) for body in _op_bodies(op)]
+    return [body for op in _walk_ops(ops) for body in op_bodies(op)]
 
 
 def _delete_body_ops(prog: Program) -> Iterator[Program]:
