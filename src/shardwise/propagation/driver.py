@@ -663,11 +663,8 @@ class PropagationDriver:
 _DIRECTIONS_BY_MORE_THAN_NAME = frozenset({"stablehlo.custom_call", "stablehlo.bitcast_convert"})
 
 
-def _step_directions(rule: OpShardingRule, direction: StepDirection | tuple) -> tuple:
-    """The effective direction of every factor of `rule` (NONE for blocked factors); a tuple
-    is taken as already effective."""
-    if type(direction) is tuple:
-        return direction
+def _step_directions(rule: OpShardingRule, direction: StepDirection) -> tuple:
+    """The effective direction of every factor of `rule` (NONE for blocked factors)."""
     if isinstance(direction, PropagationDirection):
         directions = [direction] * len(rule.factor_sizes)
     else:
