@@ -140,6 +140,9 @@ def _transform(
                 module = _load(inp)
                 transform(module)
                 _emit(module, target, args.generic)
+                # Freed here by reference counting, not later by a GC pass over every op.
+                module.release()
+                del module
         except ShardwiseError as e:
             _report(e, inp.text if inp is not None else None)
             status = EXIT_ERROR

@@ -508,6 +508,28 @@ class Module:
     def walk(self) -> Iterator[Op]:
         return self.op.walk()
 
+    def release(self) -> None:
+        """Break the reference cycles of every op in the module (parent links, value owners,
+        use lists), so that dropping the module frees it at once by reference counting.
+
+        Left to the cyclic GC, a 20k-op module is garbage that one full collection (at the
+        latest, the one at interpreter exit) has to walk: 0.3-0.5 s. The module is unusable
+        afterwards; ops erased earlier keep their own (small) cycles.
+        """
+        for op in list(self.op.walk()):
+            op.parent = None
+            op.operands = []
+            for value in op.results:
+                value.owner = None
+                value.uses = []
+            for region in op.regions:
+                region.parent = None
+                for block in region.blocks:
+                    block.parent = None
+                    for arg in block.args:
+                        arg.owner = None
+                        arg.uses = []
+
     def top_level_ops(self, name: str) -> Iterator[Op]:
         return (op for op in self.body.ops if op.name == name)
 

@@ -6,6 +6,8 @@ Shardy's `walkCalls`/`iterateFuncs` (ir/utils.cc, over MLIR's `CallGraph`); the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -69,17 +71,29 @@ def _rpo_funcs(module: Module, calls: dict[Op, list[Op]]) -> list[Op]:
     visited: set[int] = set()
     post_order: list[Op] = []
 
-    def visit(func: Op) -> None:
-        visited.add(id(func))
-        for callee in dict.fromkeys(callee_name(c) for c in calls[func]):
-            target = funcs.get(callee)
-            if target is not None and id(target) not in visited:
-                visit(target)
-        post_order.append(func)
+    def callees(func: Op) -> Iterator[Op]:
+        for name in dict.fromkeys(callee_name(c) for c in calls[func]):
+            target = funcs.get(name)
+            if target is not None:
+                yield target
 
-    for func in funcs.values():
-        if id(func) not in visited:
-            visit(func)
+    # A depth-first search with an explicit stack (a recursive closure would be a reference
+    # cycle holding the whole module until a GC pass: see `Module.release`).
+    for root in funcs.values():
+        if id(root) in visited:
+            continue
+        visited.add(id(root))
+        stack = [(root, callees(root))]
+        while stack:
+            func, pending = stack[-1]
+            for target in pending:  # resumed after each descent
+                if id(target) not in visited:
+                    visited.add(id(target))
+                    stack.append((target, callees(target)))
+                    break
+            else:
+                stack.pop()
+                post_order.append(func)
     return post_order[::-1]
 
 

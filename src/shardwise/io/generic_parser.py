@@ -563,6 +563,10 @@ def parse_generic(
         gc.unfreeze()
         if gc_was_enabled:
             gc.enable()
+        # The parser refers to itself (its bound `parse_sdy`): without this it would be
+        # cyclic garbage holding every op, and the module could not be freed without a GC
+        # pass (`Module.release`).
+        parser.sdy_parser = None
     if op.name != "builtin.module":
         raise UnsupportedError(f"expected a 'builtin.module' at the top, got '{op.name}'")
     if positions is not None and (
