@@ -253,6 +253,47 @@ def test_group_ids_never_span_bodies_and_callees_avoid_manual_axes() -> None:
     assert checked_groups > 10 and checked_calls > 3
 
 
+def _manual_computations_in_scope(prog):
+    """(manual computation, manual axes around it) of every manual computation, also in a
+    callee, which gets the manual axes of every body that calls it (it is inlined there)."""
+    around = {f.name: frozenset() for f in prog.funcs}
+    found = []
+
+    def walk(ops, manual: frozenset[str]) -> None:
+        for op in ops:
+            if op.kind == "call":
+                around[op.attrs["callee"]] |= manual
+            if op.kind == "manual_computation":
+                found.append((op, manual))
+                walk(op.attrs["body"].ops, manual | frozenset(op.attrs["manual_axes"]))
+
+    before = None
+    while before != around:  # a callee may call another: repeat until nothing grows
+        before = dict(around)
+        found.clear()
+        walk(prog.ops, frozenset())
+        for f in prog.funcs:
+            walk(f.ops, around[f.name])
+    return found
+
+
+def test_nested_manual_computations_avoid_the_parent_manual_axes() -> None:
+    """A manual computation in a callee called from a manual body never names the body's
+    manual axes in its in/out shardings: after inlining, Shardy rejects the module ("operates
+    on axis ... already bound by a parent sdy.manual_computation op"), a wasted fuzz case."""
+    nested = 0
+    for i in range(600):
+        prog = generate_program(f"manual-scope-{i}")
+        for op, manual in _manual_computations_in_scope(prog):
+            if not manual:
+                continue
+            nested += 1
+            shardings = op.attrs["in_shardings"] + op.attrs["out_shardings"]
+            named = {ax.name for s in shardings for d in s.dims for ax in d.axes}
+            assert not named & manual, (f"manual-scope-{i}", op.name, sorted(named & manual))
+    assert nested >= 5  # about 1 module in 60 has one
+
+
 def test_unreduced_axes_only_where_the_reference_survives_them() -> None:
     """Shardy 0.10.2 aborts on unreduced axes with two meshes, on a sharding-group member, and
     on a reducing op whose own result is unreduced: the generator avoids those inputs but

@@ -180,6 +180,10 @@ def _manual_sharding(
     """An in/out sharding (closed dims: manual axes first, then free axes) and the shape on
     the other side of the op: the local shape of a global `shape`, or with `to_global` the
     global shape of a local one (any manual axes fit then: the global size is their multiple).
+
+    No free axis is one of `b.manual`: inside an enclosing manual computation (a callee
+    called from a manual body gets inlined there) both Shardy and we reject an axis "already
+    bound by a parent sdy.manual_computation op".
     """
     rng = b.rng
     used: set[str] = set()
@@ -193,7 +197,10 @@ def _manual_sharding(
                 axes.append(AxisSpec(name))
                 product *= n
         free = [n for n, _ in mesh.axes if n not in manual and n not in used]
-        axes += [AxisSpec(n) for n in rng.sample(free, len(free)) if rng.random() < 0.25]
+        picked = [n for n in rng.sample(free, len(free)) if rng.random() < 0.25]
+        # The enclosing manual axes are still drawn, then dropped: the same random draws
+        # keep every module that was valid before the same for its seed.
+        axes += [AxisSpec(n) for n in picked if n not in b.manual]
         used.update(a.name for a in axes)
         dims.append(DimSpec(tuple(axes), True))
         other.append(size * product if to_global else size // product)
