@@ -30,6 +30,7 @@ from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.ir import Module, parse_type
 from shardwise.mesh import Mesh
+from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import propagation_pipeline
 from shardwise.sharding import ManualAxes, TensorSharding, TensorShardingPerValue
 from shardwise.syntax import (
@@ -913,3 +914,40 @@ def test_pipeline_accepts_a_callee_naming_only_free_axes() -> None:
     module = load_text(text, "-")
     propagation_pipeline(module)
     assert write_text(module) == run_pass(text, "sdy-propagation-pipeline")
+
+
+# In dedup mode (``dedup-functions-fully=true``) nothing is inlined: the call stays in the
+# body and its func data-flow edge takes the callee's sharding during propagation, which Shardy's
+# verifier rejects right after ``sdy-user-priority-propagate``.
+DEDUP_PIPELINE = "sdy-propagation-pipeline{dedup-functions-fully=true}"
+# There the reference rejects a reshard to the callee's argument sharding that
+# ``sdy-insert-explicit-reshards`` puts in the body; we build the same reshard but verify only on
+# write (the check belongs after that pass in `shardwise.export.pipeline`).
+_DEDUP_REJECTED_LATER = {"inner-manual-free-axis-in-operand"}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            c,
+            marks=pytest.mark.xfail(
+                c in _DEDUP_REJECTED_LATER,
+                reason="rejected only on write, not after sdy-insert-explicit-reshards",
+                strict=True,
+            ),
+        )
+        for c in sorted(INLINED_INVALID)
+    ],
+)
+def test_dedup_pipeline_rejects_a_callee_naming_the_callers_manual_axes(case: str) -> None:
+    text = _inlined_call_module(*INLINED_INVALID[case])
+    with pytest.raises(ReferenceError) as ref:
+        run_pass(text, DEDUP_PIPELINE)
+    with pytest.raises(VerifyError) as ours:
+        propagation_pipeline(load_text(text, "-"), PropagationOptions(dedup_functions_fully=True))
+    loc = ours.value.location
+    assert f'loc("-":{loc.line}:{loc.col}): {ours.value.message}' == ref.value.diagnostics[0]
+    parent = _NOTE.search(str(ref.value))
+    assert parent is not None
+    assert ours.value.notes == (f"-:{parent[1]}:{parent[2]}: parent bounding this axis as manual",)

@@ -53,6 +53,11 @@ def import_and_propagate(
     user_priority_propagate(
         module, options.with_options(keep_sharding_rules=True), observer=observer
     )
+    # Dedup mode keeps calls: a func data-flow edge in a manual computation's body (a call's
+    # result there) takes the callee's sharding, which may name one of the body's manual axes.
+    # Shardy's verifier then rejects the edge after this pass, so we verify here too.
+    if options.dedup_functions_fully and _in_manual_computation(module, "sdy.func_data_flow_edge"):
+        verify_module(module)
 
 
 def prepare_for_propagation(module: Module, options: PropagationOptions) -> None:
@@ -68,7 +73,7 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
         # puts the callee's manual computations and shardings under the caller's manual axes,
         # where naming one of those axes is invalid ("... already bound by a parent
         # sdy.manual_computation op"); only then can this step make a valid module invalid.
-        if _call_inlined_into_manual_computation(module):
+        if _in_manual_computation(module, "sdy.named_computation"):  # an imported call
             verify_module(module)
         symbol_dce(module)
         apply_sharding_constraints(
@@ -80,11 +85,10 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
     pre_order_funcs(module)
 
 
-def _call_inlined_into_manual_computation(module: Module) -> bool:
-    """Whether an ``sdy.named_computation`` (an imported call) sits in a manual computation."""
+def _in_manual_computation(module: Module, op_name: str) -> bool:
+    """Whether an `op_name` op sits in a manual computation."""
     return any(
-        op.name == "sdy.named_computation"
-        and any(a.name == "sdy.manual_computation" for a in op.ancestors())
+        op.name == op_name and any(a.name == "sdy.manual_computation" for a in op.ancestors())
         for op in module.walk()
     )
 
