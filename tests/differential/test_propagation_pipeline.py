@@ -17,6 +17,7 @@ from shardwise.errors import VerifyError
 from shardwise.imports import run_import_pass
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
+from shardwise.propagation.driver import PropagationDriver
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
 from tests.differential import import_cases as cases
@@ -140,3 +141,48 @@ def test_full_pipeline_unmemoized_matches_reference(text: str):
         warnings.simplefilter("ignore")
         propagation_pipeline(module, PropagationOptions(memoize_steps=False))
     assert write_text(module, debug_info=False) == run_pass(text, _FULL[False])
+
+
+# -- skipped visits: each one checked to change nothing ----------------------------------------
+
+
+@pytest.fixture
+def checked_skips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every visit the driver skips (`PropagationDriver._skip_settled`) is computed and must
+    change nothing; returns the names of the ops skipped so far."""
+    skipped: list[str] = []
+    check = PropagationDriver._check_skipped
+
+    def counting_check(self: PropagationDriver, op) -> None:
+        skipped.append(op.name)
+        check(self, op)
+
+    monkeypatch.setattr(PropagationDriver, "check_skips", True)
+    monkeypatch.setattr(PropagationDriver, "_check_skipped", counting_check)
+    return skipped
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_full_pipeline_with_checked_skips_matches_reference(path: Path, checked_skips) -> None:
+    text = path.read_text()
+    dedup = "sdy.named_computation" in text
+    assert _full(text, dedup) == run_pass(text, _FULL[dedup])
+
+
+def test_skips_happen_on_a_deep_model(checked_skips) -> None:
+    """The check above is not vacuous: a stack of layers skips most visits of late rounds."""
+    text = (CORPUS[0].parent / "gpt_stack_4.mlir").read_text()
+    _full(text, "sdy.named_computation" in text)
+    assert len(checked_skips) > 500
+    assert "stablehlo.dot_general" in checked_skips
+
+
+@settings(max_examples=15)
+@given(text=import_modules(), dedup=st.booleans())
+def test_random_modules_with_checked_skips_match_reference(text: str, dedup: bool) -> None:
+    # A fixture cannot be used by a hypothesis test: the flag is set around the call.
+    PropagationDriver.check_skips = True
+    try:
+        assert _full(text, dedup) == run_pass(text, _FULL[dedup])
+    finally:
+        PropagationDriver.check_skips = False

@@ -161,11 +161,14 @@ class _Worklist:
         """Push `ops` last to first (the first is popped first) onto an empty worklist."""
         assert not self._index, "seeding a worklist that is not empty"
         self._stack = ops[::-1]
-        self._index = {id(op): i for i, op in enumerate(self._stack)}
+        self._index = dict(zip(map(id, self._stack), range(len(self._stack))))
 
 
 class PropagationDriver:
     """Runs one strategy to a fixed point over a module (`BasicPropagationPassImpl::propagate`)."""
+
+    # For tests: every visit `_skip_settled` skips is checked to change nothing.
+    check_skips = False
 
     def __init__(
         self,
@@ -205,29 +208,48 @@ class PropagationDriver:
             if direction_fn is propagate_any or getattr(direction_fn, "op_invariant", False)
             else None
         )
-        # Whether this run has written any sharding yet.
+        # Whether this run has written a sharding or erased an op yet.
         self.changed = False
-        # The previous run's directions memo, when that run (same strategy, back to back)
-        # changed nothing: until this run changes something, the module is as that run left
-        # it, where every op's step changed nothing; an op whose directions are the same
-        # again would change nothing now either, and is skipped (`_propagate_registered_op`).
-        # A cache like the memoized step: off with it and under an observer.
+        # Registered ops whose latest step in this run changed a sharding: not known to be at
+        # a fixed point (a step's own writes do not requeue its op). See `_skip_settled`.
+        self.unsettled: set[int] = set()
+        # Whether a write may have changed what an op reads without requeuing it (see
+        # `_note_unrequeued_readers`): then not every op outside `unsettled` is known to be at
+        # a fixed point when this run ends.
+        self.unrequeued_write = False
+        # What the previous run (same strategy, back to back) vouches for: when it ended, every
+        # registered op outside its `unsettled` was at a fixed point of its step under the
+        # directions in its memo. Until this run changes something, an op whose directions are
+        # the same again is at that fixed point still, and its visit is skipped
+        # (`_skip_settled`). A cache like the memoized step: off with it and under an observer.
         self.previous_directions: dict[tuple, tuple] | None = None
+        self.previous_unsettled: set[int] = set()
         if (
             previous is not None
-            and not previous.changed
+            and not previous.unrequeued_write
             and previous.strategy is strategy
             and memoize_steps
             and observer is None
             and self.directions_memo is not None
+            and previous.directions_memo is not None
         ):
             self.previous_directions = previous.directions_memo
+            self.previous_unsettled = previous.unsettled
+        # The seeded ops (pre-order, the module op left out) and `_visit_key` of each, kept
+        # from run to run while no op is erased (the walk would find the same ops).
+        self.erased = False
+        self.seed: list[Op] | None = None
+        self.seed_keys: tuple[list, dict] | None = None
+        if previous is not None and not previous.erased:
+            self.seed, self.seed_keys = previous.seed, previous.seed_keys
 
     # -- entry point ------------------------------------------------------------------------
 
     def run(self) -> None:
         main = main_func(self.module)
         self.propagate_func_results(main)
+        if self.changed:  # written without requeuing: the previous fixed point is gone
+            self.previous_directions = None
         self._greedy()
         self.propagate_func_results(main)
 
@@ -242,9 +264,11 @@ class PropagationDriver:
     # -- the greedy rewrite loop ------------------------------------------------------------
 
     def _greedy(self) -> None:
-        ops = list(self.module.walk())
+        if self.seed is None:
+            self.seed = list(self.module.walk())[1:]  # every op below the module
+        seed = self.seed
         worklist = self.worklist
-        worklist.seed(ops[1:])  # every op below the module (the walk yields it first)
+        worklist.seed(seed)
         # The loop of every visit of every round: the worklist's pop and the dispatch to the
         # four patterns inline (`push` and `remove` work on the same list and dict).
         stack, index = worklist._stack, worklist._index
@@ -253,6 +277,8 @@ class PropagationDriver:
             "sdy.data_flow_edge": self._propagate_data_flow_edge,
             "sdy.func_data_flow_edge": self._propagate_func_data_flow_edge,
         }
+        if self.previous_directions is not None:
+            self._skip_settled(seed, patterns)
         registered_op = self._propagate_registered_op
         while stack:
             op = stack.pop()
@@ -279,7 +305,119 @@ class PropagationDriver:
                 pattern(op)
         self.current = None
 
+    def _skip_settled(self, seed: list[Op], patterns: dict) -> None:
+        """The start of the loop when the previous run vouches for the module: pop the seeded
+        ops in order, visiting only those that may change something, until one does.
+
+        An op is skipped if its visit is known to change nothing: a registered op the previous
+        run left settled, with the same directions now, or an op without a rule. The worklist
+        (the stack and its index) is left exactly as the full loop would leave it after the
+        same pops, so the loop goes on from there.
+        """
+        stack, index = self.worklist._stack, self.worklist._index
+        n = len(seed)
+        done = 0  # seed[:done] are popped
+        for position in self._positions_to_visit(seed, patterns):
+            skipped = seed[done:position]
+            if self.check_skips:
+                for op in skipped:
+                    self._check_skipped(op)
+            for op in skipped:
+                del index[id(op)]
+            op = seed[position]
+            del stack[n - position - 1 :]  # the skipped ops and `op` itself
+            del index[id(op)]
+            done = position + 1
+            self._visit(op, patterns)
+            if self.changed or len(stack) != n - done:  # a write, an erase or a push
+                return
+        if self.check_skips:
+            for op in seed[done:]:
+                self._check_skipped(op)
+        stack.clear()
+        index.clear()
+
+    def _positions_to_visit(self, seed: list[Op], patterns: dict) -> list[int]:
+        """Positions in `seed` of the ops `_skip_settled` must visit: those the previous run
+        left unsettled, and those whose `_visit_key` says so (directions changed, or not
+        comparable)."""
+        previous = self.previous_directions
+        assert previous is not None
+        if self.seed_keys is None:
+            keys = [self._visit_key(op, patterns) for op in seed]
+            firsts: dict[tuple, Op] = {}
+            for op, key in zip(seed, keys):
+                if type(key) is tuple and key not in firsts:
+                    firsts[key] = op
+            self.seed_keys = (keys, firsts)
+        keys, firsts = self.seed_keys
+        visit: set = {_ALWAYS}
+        for key, op in firsts.items():
+            if previous.get(key) != self._directions(op, key[1]):
+                visit.add(key)
+        positions = [position for position, key in enumerate(keys) if key in visit]
+        index, last = self.worklist._index, len(seed) - 1
+        positions += [last - index[i] for i in self.previous_unsettled if i in index]
+        return sorted(set(positions))
+
+    def _visit_key(self, op: Op, patterns: dict) -> tuple | object | None:
+        """What decides whether `_skip_settled` visits `op`: its directions memo key (visited if
+        its directions changed), `_ALWAYS`, or None for an op whose visit does nothing (no rule
+        and no rule function)."""
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if type(rule) is OpShardingRule:
+            key = self._memo_key(op, rule)
+            return _ALWAYS if key is None else key
+        if op.name in patterns or has_rule_function(op.name) or SHARDING_RULE_ATTR in op.attributes:
+            return _ALWAYS
+        return None
+
+    def _visit(self, op: Op, patterns: dict) -> None:
+        """One iteration of `_greedy`'s loop on a popped op (which inlines this)."""
+        if not any(result.uses for result in op.results) and has_no_memory_effect(op):
+            self.current = None
+            self._erase(op)
+            return
+        self.current = op
+        pattern = patterns.get(op.name)
+        if pattern is None:
+            self._propagate_registered_op(op)
+        else:
+            pattern(op)
+        self.current = None
+
+    def _check_skipped(self, op: Op) -> None:
+        """`check_skips`: a skipped visit would neither erase `op` nor change a sharding."""
+        if not any(result.uses for result in op.results) and has_no_memory_effect(op):
+            raise AssertionError(f"skipped a dead {op.name} at {op.location}")
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if type(rule) is not OpShardingRule:
+            return
+        operands = get_operand_shardings(op)
+        results = get_result_shardings(op)
+        directions = self._directions(op, rule)
+        mesh_name = self._common_mesh_name(operands + results)
+        if mesh_name is None or self.meshes[mesh_name].is_maximal or not any(directions):
+            return
+        new_operands, new_results = propagate_op_shardings.__wrapped__(
+            self.strategy,
+            rule,
+            tuple(operands),
+            tuple(results),
+            mesh_name,
+            self.meshes[mesh_name],
+            directions,
+            self.conservative,
+            is_elementwise(op),
+        )
+        for olds, news in ((operands, new_operands), (results, new_results)):
+            for old, new in zip(olds, news, strict=True):
+                if new is None or new == old or (old is None and new.empty_axes):
+                    continue
+                raise AssertionError(f"skipped a step that changes {op.name} at {op.location}")
+
     def _erase(self, op: Op) -> None:
+        self.changed = self.erased = True
         for region in reversed(op.regions):
             for block in region.blocks:
                 for nested in reversed(list(block.ops)):
@@ -370,25 +508,22 @@ class PropagationDriver:
             rule = self._rule_of(op)
             if rule is None:
                 return
-        if self.previous_directions is not None and not self.changed:
-            key = self._memo_key(op, rule)
-            if key is not None:
-                previous = self.previous_directions.get(key)
-                if previous is not None and previous == self._directions(op, rule):
-                    return
         operand_shardings = get_operand_shardings(op)
         result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):
             return
-        self.propagate_tensor_shardings(
+        if self.propagate_tensor_shardings(
             op,
             _Tensors(op.operands, operand_shardings),
             _Tensors(op.results, result_shardings),
             rule,
             self._directions(op, rule),
             self.conservative,
-        )
+        ):
+            self.unsettled.add(id(op))
+        elif self.unsettled:
+            self.unsettled.discard(id(op))
 
     def _directions(self, op: Op, rule: OpShardingRule) -> tuple:
         """The direction of every factor of `rule` in a step on `op` (`_step_directions`),
@@ -648,16 +783,44 @@ class PropagationDriver:
         # Shardy re-queues, and mirrors to the sharding group, the value that owns the
         # sharding (`getShardableValue`): e.g. the while result for its body's block argument.
         value = shardable_value(side.values[i]) or side.values[i]
+        if not self.unrequeued_write:
+            self._note_unrequeued_readers(side.values[i], value, old, notify)
         if notify:
             self._notify_sharding_modified(value)
         for member in self.groups.members(value):
             if member is value:
                 continue
+            if not self.unrequeued_write:
+                self._note_unrequeued_readers(member, member, None, notify)
             set_sharding(member, new)
             if notify:
                 self._notify_sharding_modified(member)
         return True
 
+    def _note_unrequeued_readers(
+        self, written: Value, owner: Value, old: TensorSharding | None, notify: bool
+    ) -> None:
+        """Set `unrequeued_write` if writing `written` (stored with `owner`) may change what an
+        op reads without Shardy's requeue reaching that op (which then waits for its next
+        visit in seed order: the next run must not skip any).
+
+        Such writes: unrequeued ones (the main func's results step); a value whose sharding
+        is stored with another's (a data-flow op's result or block argument without a
+        data-flow edge: the users of the other are not requeued); and the first sharding of
+        one result of a multi-result op, which gives its siblings open shardings.
+        """
+        defining = owner.defining_op
+        if (
+            not notify
+            or owner is not written
+            or (defining is not None and data_flow.is_data_flow_op(defining))
+            or (old is None and defining is not None and len(defining.results) > 1)
+        ):
+            self.unrequeued_write = True
+
+
+# `_visit_key` of an op `_skip_settled` always visits.
+_ALWAYS = object()
 
 # Ops whose op-priority directions depend on more than their name and rule.
 _DIRECTIONS_BY_MORE_THAN_NAME = frozenset({"stablehlo.custom_call", "stablehlo.bitcast_convert"})
