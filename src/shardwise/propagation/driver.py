@@ -161,7 +161,7 @@ class _Worklist:
         """Push `ops` last to first (the first is popped first) onto an empty worklist."""
         assert not self._index, "seeding a worklist that is not empty"
         self._stack = ops[::-1]
-        self._index = dict(zip(map(id, self._stack), range(len(self._stack))))
+        self._index = dict(zip(map(id, self._stack), range(len(self._stack)), strict=True))
 
 
 class PropagationDriver:
@@ -346,7 +346,7 @@ class PropagationDriver:
         if self.seed_keys is None:
             keys = [self._visit_key(op, patterns) for op in seed]
             firsts: dict[tuple, Op] = {}
-            for op, key in zip(seed, keys):
+            for op, key in zip(seed, keys, strict=True):
                 if type(key) is tuple and key not in firsts:
                     firsts[key] = op
             self.seed_keys = (keys, firsts)
