@@ -15,6 +15,8 @@ from shardwise.ir import (
     TensorType,
     Type,
     Value,
+    ops_in_post_order,
+    ops_in_pre_order,
     parse_type,
     split_top_level,
     string_attr_value,
@@ -112,46 +114,6 @@ def calls_in_call_graph_order(module: Module, pre_order: bool = False) -> list[O
     """`walkCalls`: the calls of each func (program order) with funcs in call-graph order."""
     calls = calls_by_func(module)
     return [c for f in funcs_in_call_graph_order(module, pre_order, calls) for c in calls[f]]
-
-
-def ops_in_pre_order(root: Op, names: frozenset[str]) -> list[Op]:
-    """The ops named one of `names` in `root` (included), in the order of `Op.walk`.
-
-    Cheaper than filtering `Op.walk`: a loop per block, no generator per op.
-    """
-    found = [root] if root.name in names else []
-    _collect_pre_order(root, names, found)
-    return found
-
-
-def ops_in_post_order(root: Op, names: frozenset[str]) -> list[Op]:
-    """The ops named one of `names` in `root` (included), in the order of MLIR's walk
-    (`Op.walk_post_order`: nested ops before their parent)."""
-    found: list[Op] = []
-    _collect_post_order(root, names, found)
-    if root.name in names:
-        found.append(root)
-    return found
-
-
-def _collect_pre_order(op: Op, names: frozenset[str], found: list[Op]) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for nested in block.ops:
-                if nested.name in names:
-                    found.append(nested)
-                if nested.regions:
-                    _collect_pre_order(nested, names, found)
-
-
-def _collect_post_order(op: Op, names: frozenset[str], found: list[Op]) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for nested in block.ops:
-                if nested.regions:
-                    _collect_post_order(nested, names, found)
-                if nested.name in names:
-                    found.append(nested)
 
 
 def original_func_name(func: Op) -> str:

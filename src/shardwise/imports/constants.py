@@ -24,12 +24,15 @@ from shardwise.ir import (
     TensorType,
     Value,
     clone_op,
+    ops_in_post_order,
     string_attr_value,
     symbol_ref,
 )
 from shardwise.propagation.op_properties import ELEMENTWISE_OPS, is_elementwise
 
 __all__ = ["constant_or_scalar_splitter"]
+
+_NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
 
 _SHAPE_OPS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
 _NOT_PURE = frozenset({"sdy.sharding_constraint"})
@@ -313,7 +316,7 @@ def constant_or_scalar_splitter(module: Module) -> None:
     for func in funcs_in_call_graph_order(module, calls=walked.calls):
         func_name = original_func_name(func)
         if func in walked.with_named:
-            named = [op for op in func.walk_post_order() if op.name == "sdy.named_computation"]
+            named = ops_in_post_order(func, _NAMED_COMPUTATION)
             for op in named:
                 _split_region(_walk_skipping_named_computations(op.regions[0]), func_name, op, st)
         body = walked.bodies.get(func)

@@ -19,7 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from shardwise.errors import PropagationError
-from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, OpaqueType, TensorType, Value
+from shardwise.ir import (
+    SHARDING_RULE_ATTR,
+    Module,
+    Op,
+    OpaqueType,
+    TensorType,
+    Value,
+    ops_in_pre_order,
+)
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
 from shardwise.propagation.factor_propagation import (
@@ -255,10 +263,9 @@ class PropagationDriver:
 
     def _collect_callers(self) -> dict[str, list[Op]]:
         callers: dict[str, list[Op]] = {}
-        for op in self.module.walk():
-            if op.name == "func.call":
-                callee = str(op.get_attr("callee")).lstrip("@")
-                callers.setdefault(callee, []).append(op)
+        for op in ops_in_pre_order(self.module.op, _CALL):
+            callee = str(op.get_attr("callee")).lstrip("@")
+            callers.setdefault(callee, []).append(op)
         return callers
 
     # -- the greedy rewrite loop ------------------------------------------------------------
@@ -818,6 +825,8 @@ class PropagationDriver:
         ):
             self.unrequeued_write = True
 
+
+_CALL = frozenset({"func.call"})
 
 # `_visit_key` of an op `_skip_settled` always visits.
 _ALWAYS = object()

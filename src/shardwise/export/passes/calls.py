@@ -22,6 +22,7 @@ from shardwise.ir import (
     SymbolTable,
     func_result_attrs,
     insert_after_value,
+    ops_in_post_order,
     string_attr_value,
     symbol_ref,
 )
@@ -33,6 +34,8 @@ from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import TensorSharding
 
 __all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]
+
+_CALL = frozenset({"func.call"})
 
 
 def propagate_to_func_results(module: Module) -> None:
@@ -78,7 +81,7 @@ def _reshard_call_results(call: Op, func_shardings: list[TensorSharding]) -> Non
 def insert_func_call_reshards(module: Module) -> None:
     """Call results take the callee's result shardings; a reshard restores the old one."""
     symbols = SymbolTable(module)
-    for call in [op for op in module.op.walk_post_order() if op.name == "func.call"]:
+    for call in ops_in_post_order(module.op, _CALL):
         func_shardings = func_result_shardings(module, callee_of(module, call, symbols))
         if func_shardings is None:
             call_shardings = get_per_value(call, SHARDING_ATTR)

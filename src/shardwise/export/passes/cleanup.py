@@ -14,6 +14,7 @@ from shardwise.ir import (
     func_arg_attrs,
     func_result_attrs,
     func_result_types,
+    ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation.sharding_walker import memoized_transform, transform_shardings
@@ -29,6 +30,9 @@ __all__ = [
     "inline_meshes",
     "PROPAGATION_DEBUG_ATTRS",
 ]
+
+_SHARDING_GROUP = frozenset({"sdy.sharding_group"})
+_SHARDING_CONSTRAINT = frozenset({"sdy.sharding_constraint"})
 
 PROPAGATION_DEBUG_ATTRS = (
     "sdy.propagation_edges",
@@ -47,9 +51,8 @@ def close_shardings(module: Module) -> None:
 
 def remove_sharding_groups(module: Module) -> None:
     """`sdy-remove-sharding-groups`: erase every ``sdy.sharding_group``."""
-    for op in list(module.walk()):
-        if op.name == "sdy.sharding_group":
-            op.erase()
+    for op in ops_in_pre_order(module.op, _SHARDING_GROUP):
+        op.erase()
 
 
 def _constraint_to_reshard(op: Op, index: int) -> None:
@@ -80,7 +83,7 @@ def sharding_constraint_to_reshard(func: Op) -> None:
     block: replacing in place moves no other op, so indexes taken once stay valid (inserting
     and erasing with list scans was quadratic in the block size).
     """
-    constraints = [op for op in func.walk() if op.name == "sdy.sharding_constraint"]
+    constraints = ops_in_pre_order(func, _SHARDING_CONSTRAINT)
     index: dict[int, int] = {}
     for op in constraints:
         block = op.parent

@@ -22,6 +22,7 @@ from shardwise.ir import (
     Region,
     SymbolTable,
     Value,
+    ops_in_post_order,
     string_attr,
     string_attr_value,
     symbol_ref,
@@ -29,6 +30,8 @@ from shardwise.ir import (
 from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 
 __all__ = ["export_named_computations"]
+
+_NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
 
 
 def _remove_data_flow_edges(values: list[Value], batch: BatchErase | None = None) -> None:
@@ -143,9 +146,7 @@ def export_named_computations(module: Module) -> None:
     table = SymbolTable(module)
     call_results: list[Value] = []
     positions: dict[int, int] = {}
-    for op in list(module.op.walk_post_order()):
-        if op.name != "sdy.named_computation":
-            continue
+    for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
         _sink_edges(op)
         callee = _create_func(op, table)
         call_results += _replace_with_call(op, callee, positions).results

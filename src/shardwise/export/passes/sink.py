@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from shardwise.ir import SHARDING_ATTR, ArrayAttr, DictAttr, Op, RawAttr, Value
+from shardwise.ir import SHARDING_ATTR, ArrayAttr, DictAttr, Op, RawAttr, Value, ops_in_pre_order
 from shardwise.propagation import data_flow
 from shardwise.propagation.sharding_access import (
     data_flow_edge_for_target,
@@ -23,6 +23,9 @@ __all__ = [
     "set_block_arg_owner_shardings",
     "set_result_owner_shardings",
 ]
+
+_EDGES_AND_DATA_FLOW_OPS = data_flow.DATA_FLOW_OPS | {"sdy.data_flow_edge"}
+_FUNC_DATA_FLOW_EDGE = frozenset({"sdy.func_data_flow_edge"})
 
 _REGION_OPS = ("sdy.manual_computation", "sdy.named_computation")
 
@@ -134,7 +137,7 @@ def sink_data_flow_edges(
     Pre-order, so each data-flow op is visited before its edges (which are its users or live
     in its regions) and reads them before they go.
     """
-    for op in list(func.walk()):
+    for op in ops_in_pre_order(func, _EDGES_AND_DATA_FLOW_OPS):
         if op.name == "sdy.data_flow_edge":
             _erase_replacing(op, op.operands[0])
         elif data_flow.is_data_flow_op(op):
@@ -144,9 +147,7 @@ def sink_data_flow_edges(
 def sink_func_data_flow_edges(func: Op) -> None:
     """`sdy-sink-func-data-flow-edges`: the edge's sharding (or a fully open one) moves to
     its operand's owner; the edge is erased."""
-    for op in list(func.walk()):
-        if op.name != "sdy.func_data_flow_edge":
-            continue
+    for op in ops_in_pre_order(func, _FUNC_DATA_FLOW_EDGE):
         operand = op.operands[0]
         operand_sharding = get_sharding(operand)
         sharding = get_sharding(op.results[0])
