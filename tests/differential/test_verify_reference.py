@@ -920,26 +920,11 @@ def test_pipeline_accepts_a_callee_naming_only_free_axes() -> None:
 # body and its func data-flow edge takes the callee's sharding during propagation, which Shardy's
 # verifier rejects right after ``sdy-user-priority-propagate``.
 DEDUP_PIPELINE = "sdy-propagation-pipeline{dedup-functions-fully=true}"
-# There the reference rejects a reshard to the callee's argument sharding that
-# ``sdy-insert-explicit-reshards`` puts in the body; we build the same reshard but verify only on
-# write (the check belongs after that pass in `shardwise.export.pipeline`).
-_DEDUP_REJECTED_LATER = {"inner-manual-free-axis-in-operand"}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(
-            c,
-            marks=pytest.mark.xfail(
-                c in _DEDUP_REJECTED_LATER,
-                reason="rejected only on write, not after sdy-insert-explicit-reshards",
-                strict=True,
-            ),
-        )
-        for c in sorted(INLINED_INVALID)
-    ],
-)
+# In one case (inner-manual-free-axis-in-operand) the reference rejects later: a reshard to the
+# callee's argument sharding that ``sdy-insert-explicit-reshards`` puts in the body.
+@pytest.mark.parametrize("case", sorted(INLINED_INVALID))
 def test_dedup_pipeline_rejects_a_callee_naming_the_callers_manual_axes(case: str) -> None:
     text = _inlined_call_module(*INLINED_INVALID[case])
     with pytest.raises(ReferenceError) as ref:
