@@ -236,6 +236,9 @@ class Value:
                 op.set_operand(i, other)
 
 
+_NO_REGIONS: tuple = ()
+
+
 class Op:
     """An operation in generic form."""
 
@@ -273,7 +276,9 @@ class Op:
         ]
         self.properties: dict[str, Any] = properties or {}
         self.attributes: dict[str, Any] = attributes or {}
-        self.regions: list[Region] = []
+        # Most ops have no region: they share one empty tuple (`add_region` makes the list),
+        # so the walks' `op.regions` test reads no per-op object (a cache miss per op).
+        self.regions: list[Region] = _NO_REGIONS  # type: ignore[assignment]
         self.successors: list[str] = []
         self.location = location or UNKNOWN_LOCATION
         self.loc_text = loc_text
@@ -307,6 +312,8 @@ class Op:
 
     def add_region(self, region: Region) -> Region:
         region.parent = self
+        if self.regions is _NO_REGIONS:
+            self.regions = []
         self.regions.append(region)
         return region
 
