@@ -2,6 +2,6 @@
 
 import sys
 
-from shardwise.cli import main
+from shardwise.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

@@ -26,7 +26,7 @@ from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module, Op
 from shardwise.rules import validate_cli
 
-__all__ = ["main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
+__all__ = ["main", "console_main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
 
 DEFAULT_PASS = "sdy-propagation-pipeline"
 EXAMPLE = "gpt_block.mlir"
@@ -341,6 +341,18 @@ def _silence_stdout() -> None:
     """After a broken pipe (``shardwise ... | head``): drop the rest of the output quietly."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def console_main() -> int:
+    """The ``shardwise`` command (and ``python -m shardwise``): `main` on ``sys.argv``.
+
+    Then every object is frozen out of the cyclic GC: the interpreter's exit collects every
+    generation once, 0.4-0.5 s after a 20k-op model just to free memory the OS reclaims anyway
+    (0.05 s frozen). In-process callers use `main`, whose heap stays collectable.
+    """
+    status = main()
+    gc.freeze()
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

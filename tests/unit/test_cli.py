@@ -312,3 +312,26 @@ def test_pass_registry_is_sorted_unique_and_refuses_duplicates() -> None:
     assert names == sorted(set(names)) and cli.DEFAULT_PASS in names
     with pytest.raises(ValueError, match="already registered"):
         cli.passes.register_pass("none", "x:y")
+
+
+def test_console_main_runs_the_command_line_then_freezes_the_heap(
+    files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ``shardwise`` entry point leaves the heap out of the interpreter's exit GC pass."""
+    calls: list[str] = []  # not this test process's heap: the calls are only recorded
+    monkeypatch.setattr(cli.gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(cli.gc, "unfreeze", lambda: calls.append("unfreeze"))  # the parser's
+    monkeypatch.setattr(sys, "argv", ["shardwise", "propagate", f"{files}/good.mlir"])
+    assert cli.console_main() == 0
+    assert capsys.readouterr().out == run_pass(GOOD, cli.DEFAULT_PASS)
+    assert calls[-1] == "freeze" and calls.count("freeze") == calls.count("unfreeze") + 1
+    monkeypatch.setattr(sys, "argv", ["shardwise", "propagate", f"{files}/bad.mlir"])
+    assert cli.console_main() == 1
+
+
+def test_installed_command_is_console_main() -> None:
+    import tomllib
+
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts["shardwise"] == "shardwise.cli:console_main"
