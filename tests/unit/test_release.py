@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 
+from shardwise.cli import _gc_paused  # the CLI's own pause, around each input
 from shardwise.io.mlir import load_text, write_text
 from shardwise.propagation.pipeline import propagation_pipeline
 
@@ -40,17 +39,6 @@ func.func private @inner(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
 """
 
 
-@contextmanager
-def _gc_off() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _propagated_ops(release: bool) -> list[weakref.ref]:
     """Weak references to every op of the module after the pipeline, write and drop."""
     module = load_text(TEXT, "release.mlir")
@@ -64,7 +52,7 @@ def _propagated_ops(release: bool) -> list[weakref.ref]:
 
 
 def test_released_module_is_freed_without_gc() -> None:
-    with _gc_off():
+    with _gc_paused():
         refs = _propagated_ops(release=True)
         alive = [r() for r in refs if r() is not None]
     assert len(refs) > 10
@@ -73,7 +61,7 @@ def test_released_module_is_freed_without_gc() -> None:
 
 def test_unreleased_module_waits_for_gc() -> None:
     """The cycles `release` breaks are there: without it the ops outlive the module."""
-    with _gc_off():
+    with _gc_paused():
         refs = _propagated_ops(release=False)
         alive = sum(r() is not None for r in refs)
     assert alive == len(refs)
