@@ -175,7 +175,7 @@ class _Worklist:
 class PropagationDriver:
     """Runs one strategy to a fixed point over a module (`BasicPropagationPassImpl::propagate`)."""
 
-    # For tests: every visit `_skip_settled` skips is checked to change nothing.
+    # For tests: every visit `_greedy` skips is checked to change nothing.
     check_skips = False
 
     def __init__(
@@ -219,7 +219,7 @@ class PropagationDriver:
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
         # Registered ops whose latest step in this run changed a sharding: not known to be at
-        # a fixed point (a step's own writes do not requeue its op). See `_skip_settled`.
+        # a fixed point (a step's own writes do not requeue its op). See `_greedy`.
         self.unsettled: set[int] = set()
         # Whether a write may have changed what an op reads without requeuing it (see
         # `_note_unrequeued_readers`): then not every op outside `unsettled` is known to be at
@@ -229,7 +229,7 @@ class PropagationDriver:
         # registered op outside its `unsettled` was at a fixed point of its step under the
         # directions in its memo. Until this run changes something, an op whose directions are
         # the same again is at that fixed point still, and its visit is skipped
-        # (`_skip_settled`). A cache like the memoized step: off with it and under an observer.
+        # (`_greedy`). A cache like the memoized step: off with it and under an observer.
         self.previous_directions: dict[tuple, tuple] | None = None
         self.previous_unsettled: set[int] = set()
         if (
@@ -284,10 +284,23 @@ class PropagationDriver:
             "sdy.data_flow_edge": self._propagate_data_flow_edge,
             "sdy.func_data_flow_edge": self._propagate_func_data_flow_edge,
         }
+        # When the previous run vouches for the module, the seeded ops known to change nothing
+        # are popped without a visit until one visit changes something (`_positions_to_visit`).
+        to_visit = None
         if self.previous_directions is not None:
-            self._skip_settled(seed, patterns)
+            to_visit = iter(self._positions_to_visit(seed, patterns))
+        n, popped = len(seed), 0
         registered_op = self._propagate_registered_op
         while stack:
+            if to_visit is not None:
+                if self.changed or len(stack) != n - popped:  # a write, an erase or a push
+                    to_visit = None
+                else:
+                    position = next(to_visit, n)
+                    self._pop_unvisited(seed[popped:position])
+                    popped = position + 1
+                    if position == n:
+                        break
             op = stack.pop()
             if op is None:  # removed
                 continue
@@ -312,42 +325,22 @@ class PropagationDriver:
                 pattern(op)
         self.current = None
 
-    def _skip_settled(self, seed: list[Op], patterns: dict) -> None:
-        """The start of the loop when the previous run vouches for the module: pop the seeded
-        ops in order, visiting only those that may change something, until one does.
-
-        An op is skipped if its visit is known to change nothing: a registered op the previous
-        run left settled, with the same directions now, or an op without a rule. The worklist
-        (the stack and its index) is left exactly as the full loop would leave it after the
-        same pops, so the loop goes on from there.
-        """
-        stack, index = self.worklist._stack, self.worklist._index
-        n = len(seed)
-        done = 0  # seed[:done] are popped
-        for position in self._positions_to_visit(seed, patterns):
-            skipped = seed[done:position]
-            if self.check_skips:
-                for op in skipped:
-                    self._check_skipped(op)
-            for op in skipped:
-                del index[id(op)]
-            op = seed[position]
-            del stack[n - position - 1 :]  # the skipped ops and `op` itself
-            del index[id(op)]
-            done = position + 1
-            self._visit(op, patterns)
-            if self.changed or len(stack) != n - done:  # a write, an erase or a push
-                return
+    def _pop_unvisited(self, ops: list[Op]) -> None:
+        """Pop `ops`, the next seeded ops on the worklist, without visiting them: each visit is
+        known to change nothing (`check_skips` computes it to make sure)."""
         if self.check_skips:
-            for op in seed[done:]:
+            for op in ops:
                 self._check_skipped(op)
-        stack.clear()
-        index.clear()
+        index = self.worklist._index
+        for op in ops:
+            del index[id(op)]
+        del self.worklist._stack[len(self.worklist._stack) - len(ops) :]
 
     def _positions_to_visit(self, seed: list[Op], patterns: dict) -> list[int]:
-        """Positions in `seed` of the ops `_skip_settled` must visit: those the previous run
-        left unsettled, and those whose `_visit_key` says so (directions changed, or not
-        comparable)."""
+        """Positions in `seed` of the ops `_greedy` visits while the previous run vouches for
+        the module: those the previous run left unsettled, and those whose `_visit_key` says
+        so (directions changed, or not comparable). The others are settled with the same
+        directions, or have no rule: their visits would change nothing."""
         previous = self.previous_directions
         assert previous is not None
         if self.seed_keys is None:
@@ -368,7 +361,7 @@ class PropagationDriver:
         return sorted(set(positions))
 
     def _visit_key(self, op: Op, patterns: dict) -> tuple | object | None:
-        """What decides whether `_skip_settled` visits `op`: its directions memo key (visited if
+        """What decides whether `_greedy` visits `op`: its directions memo key (visited if
         its directions changed), `_ALWAYS`, or None for an op whose visit does nothing (no rule
         and no rule function)."""
         rule = op.attributes.get(SHARDING_RULE_ATTR)
@@ -378,20 +371,6 @@ class PropagationDriver:
         if op.name in patterns or has_rule_function(op.name) or SHARDING_RULE_ATTR in op.attributes:
             return _ALWAYS
         return None
-
-    def _visit(self, op: Op, patterns: dict) -> None:
-        """One iteration of `_greedy`'s loop on a popped op (which inlines this)."""
-        if not any(result.uses for result in op.results) and has_no_memory_effect(op):
-            self.current = None
-            self._erase(op)
-            return
-        self.current = op
-        pattern = patterns.get(op.name)
-        if pattern is None:
-            self._propagate_registered_op(op)
-        else:
-            pattern(op)
-        self.current = None
 
     def _check_skipped(self, op: Op) -> None:
         """`check_skips`: a skipped visit would neither erase `op` nor change a sharding."""
@@ -828,7 +807,7 @@ class PropagationDriver:
 
 _CALL = frozenset({"func.call"})
 
-# `_visit_key` of an op `_skip_settled` always visits.
+# `_visit_key` of an op `_greedy` always visits.
 _ALWAYS = object()
 
 # Ops whose op-priority directions depend on more than their name and rule.
