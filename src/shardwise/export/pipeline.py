@@ -18,7 +18,8 @@ from typing import Any
 from shardwise.export.passes import PASSES
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.export.sharding_scan import scan_shardings
-from shardwise.ir import Module, ops_in_pre_order
+from shardwise.ir import Module
+from shardwise.propagation.pipeline import op_in_manual_computation
 from shardwise.verify import verify_module
 
 __all__ = ["ExportOptions", "export_pipeline", "post_propagation_pipeline"]
@@ -93,7 +94,7 @@ def _shardy_partitioner(module: Module, options: ExportOptions, unreduced_axes: 
     # name an axis the body made manual ("... already bound by a parent
     # sdy.manual_computation op", e.g. from a callee's sharding in dedup mode): only then can
     # this pass make a valid module invalid.
-    if _reshard_in_manual_computation(module):
+    if op_in_manual_computation(module, "sdy.reshard"):
         verify_module(module)
     if full:
         PASSES["canonicalize"](module, enable_patterns=RESHARD_LABEL)
@@ -101,16 +102,6 @@ def _shardy_partitioner(module: Module, options: ExportOptions, unreduced_axes: 
     PASSES["canonicalize"](module, enable_patterns=COLLECTIVE_LABEL)
     if full and options.remove_all_gather_reduce_scatter_for_cmv1:
         PASSES["sdy-remove-all-gather-reduce-scatter-for-cmv1"](module)
-
-
-def _reshard_in_manual_computation(module: Module) -> bool:
-    return any(
-        ops_in_pre_order(op, _RESHARD) for op in ops_in_pre_order(module.op, _MANUAL_COMPUTATION)
-    )
-
-
-_MANUAL_COMPUTATION = frozenset({"sdy.manual_computation"})
-_RESHARD = frozenset({"sdy.reshard"})
 
 
 def export_pipeline(module: Module, options: ExportOptions | None = None) -> None:

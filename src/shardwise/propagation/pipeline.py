@@ -26,7 +26,7 @@ from shardwise.imports import (
     sharding_group_import,
     symbol_dce,
 )
-from shardwise.ir import Module
+from shardwise.ir import Module, ops_in_pre_order
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
 from shardwise.verify import verify_module
@@ -34,6 +34,7 @@ from shardwise.verify import verify_module
 __all__ = [
     "export_after_propagation",
     "import_and_propagate",
+    "op_in_manual_computation",
     "prepare_for_propagation",
     "propagation_pipeline",
 ]
@@ -56,7 +57,9 @@ def import_and_propagate(
     # Dedup mode keeps calls: a func data-flow edge in a manual computation's body (a call's
     # result there) takes the callee's sharding, which may name one of the body's manual axes.
     # Shardy's verifier then rejects the edge after this pass, so we verify here too.
-    if options.dedup_functions_fully and _in_manual_computation(module, "sdy.func_data_flow_edge"):
+    if options.dedup_functions_fully and op_in_manual_computation(
+        module, "sdy.func_data_flow_edge"
+    ):
         verify_module(module)
 
 
@@ -73,7 +76,7 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
         # puts the callee's manual computations and shardings under the caller's manual axes,
         # where naming one of those axes is invalid ("... already bound by a parent
         # sdy.manual_computation op"); only then can this step make a valid module invalid.
-        if _in_manual_computation(module, "sdy.named_computation"):  # an imported call
+        if op_in_manual_computation(module, "sdy.named_computation"):  # an imported call
             verify_module(module)
         symbol_dce(module)
         apply_sharding_constraints(
@@ -85,12 +88,17 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
     pre_order_funcs(module)
 
 
-def _in_manual_computation(module: Module, op_name: str) -> bool:
-    """Whether an `op_name` op sits in a manual computation."""
+def op_in_manual_computation(module: Module, op_name: str) -> bool:
+    """Whether an `op_name` op sits (at any depth) in an ``sdy.manual_computation``: where a
+    pass can make a valid module invalid by naming an axis the body made manual."""
+    names = frozenset({op_name})
     return any(
-        op.name == op_name and any(a.name == "sdy.manual_computation" for a in op.ancestors())
-        for op in module.walk()
+        ops_in_pre_order(manual, names)
+        for manual in ops_in_pre_order(module.op, _MANUAL_COMPUTATION)
     )
+
+
+_MANUAL_COMPUTATION = frozenset({"sdy.manual_computation"})
 
 
 def propagation_pipeline(
