@@ -51,13 +51,17 @@ PLAIN_PROPERTY_OPS = frozenset(
 )
 
 
-def _referenced_names(root: Op) -> set[str]:
-    """Every symbol name `root` or an op nested in it refers to.
+def _scan(root: Op, live: _Liveness) -> Iterator[None]:
+    """Mark live every symbol `root` or an op nested in it refers to, pausing after each op
+    that made a symbol live: `symbol_dce` then searches that symbol first, and stops the
+    searches as soon as no private symbol is left to find (the rest could only confirm live
+    ones). A func's callees are usually small and name the symbols the rest of a big caller
+    would only name again.
 
     One loop over a list that grows as it goes (each op's nested ops are appended): no generator
     per op, and only the attributes that can name a symbol are read.
     """
-    names: set[str] = set()
+    names: set[str] = set()  # the names found in one op
     ops = [root]
     for op in ops:
         if op.regions:
@@ -73,7 +77,11 @@ def _referenced_names(root: Op) -> set[str]:
                 if cls is RawAttr or cls is DictAttr or cls is ArrayAttr:
                     _add_references(attrs, names)
                     break
-    return names
+        if names:
+            found = live.mark(names)
+            names.clear()
+            if found:
+                yield
 
 
 def _add_references(attrs: dict[str, object], names: set[str]) -> None:
@@ -120,24 +128,47 @@ def _is_private(op: Op) -> bool:
     return visibility is not None and string_attr_value(visibility) == "private"
 
 
+class _Liveness:
+    """The live top-level symbols found so far, and the live ones still to search."""
+
+    def __init__(self, module: Module) -> None:
+        self.symbols: dict[str, Op] = {}
+        for op in module.body.ops:
+            name = module.symbol_name(op)
+            if name is not None:
+                self.symbols[name] = op
+        self.live = {id(op) for op in module.body.ops if not _is_private(op)}
+        self.worklist = [op for op in module.body.ops if id(op) in self.live]
+        # Private symbols not found live yet: once there are none, the rest of the search is moot.
+        self.pending = sum(1 for op in self.symbols.values() if id(op) not in self.live)
+
+    def mark(self, names: set[str]) -> int:
+        """Mark the symbols called `names` live; returns how many were not live before."""
+        found = 0
+        for name in names:
+            target = self.symbols.get(name)
+            if target is not None and id(target) not in self.live:
+                self.live.add(id(target))
+                self.worklist.append(target)
+                found += 1
+        self.pending -= found
+        return found
+
+
 def symbol_dce(module: Module) -> None:
     """Erase every private top-level symbol that no live op references (transitively)."""
-    symbols = {}
-    for op in module.body.ops:
-        name = module.symbol_name(op)
-        if name is not None:
-            symbols[name] = op
-    live = {id(op) for op in module.body.ops if not _is_private(op)}
-    worklist = [op for op in module.body.ops if id(op) in live]
-    # Private symbols not found live yet: once there are none, the rest of the search is moot.
-    pending = sum(1 for op in symbols.values() if id(op) not in live)
-    while worklist and pending:
-        for name in _referenced_names(worklist.pop()):
-            target = symbols.get(name)
-            if target is not None and id(target) not in live:
-                live.add(id(target))
-                worklist.append(target)
-                pending -= 1
+    liveness = _Liveness(module)
+    scans: list[Iterator[None]] = []  # a stack: the newest live symbols are searched first
+    while liveness.pending:
+        while liveness.worklist:
+            scans.append(_scan(liveness.worklist.pop(), liveness))
+        if not scans:
+            break
+        if next(scans[-1], _DONE) is _DONE:
+            scans.pop()
     for op in list(module.body.ops):
-        if id(op) not in live:
+        if id(op) not in liveness.live:
             op.erase()
+
+
+_DONE = object()
