@@ -165,11 +165,16 @@ class _Worklist:
         if index is not None:
             self._stack[index] = None
 
-    def seed(self, ops: list[Op]) -> None:
-        """Push `ops` last to first (the first is popped first) onto an empty worklist."""
+    def seed(self, ops: list[Op], index: dict[int, int] | None = None) -> dict[int, int]:
+        """Push `ops` last to first (the first is popped first) onto an empty worklist.
+
+        `index`: what a seed with the same `ops` returned (copied: cheaper than rebuilt)."""
         assert not self._index, "seeding a worklist that is not empty"
         self._stack = ops[::-1]
-        self._index = dict(zip(map(id, self._stack), range(len(self._stack)), strict=True))
+        if index is None:
+            index = dict(zip(map(id, self._stack), range(len(self._stack)), strict=True))
+        self._index = index.copy()
+        return index
 
 
 class PropagationDriver:
@@ -247,9 +252,11 @@ class PropagationDriver:
         # from run to run while no op is erased (the walk would find the same ops).
         self.erased = False
         self.seed: list[Op] | None = None
-        self.seed_keys: tuple[list, dict] | None = None
+        self.seed_index: dict[int, int] | None = None
+        self.seed_keys: tuple[dict, dict] | None = None
         if previous is not None and not previous.erased:
-            self.seed, self.seed_keys = previous.seed, previous.seed_keys
+            self.seed, self.seed_index = previous.seed, previous.seed_index
+            self.seed_keys = previous.seed_keys
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -275,7 +282,7 @@ class PropagationDriver:
             self.seed = list(self.module.walk())[1:]  # every op below the module
         seed = self.seed
         worklist = self.worklist
-        worklist.seed(seed)
+        self.seed_index = worklist.seed(seed, self.seed_index)
         # The loop of every visit of every round: the worklist's pop and the dispatch to the
         # four patterns inline (`push` and `remove` work on the same list and dict).
         stack, index = worklist._stack, worklist._index
@@ -344,18 +351,26 @@ class PropagationDriver:
         previous = self.previous_directions
         assert previous is not None
         if self.seed_keys is None:
-            keys = [self._visit_key(op, patterns) for op in seed]
+            # Each key's positions, and the first op with it (to compute its directions).
+            by_key: dict = {}
             firsts: dict[tuple, Op] = {}
-            for op, key in zip(seed, keys, strict=True):
-                if type(key) is tuple and key not in firsts:
-                    firsts[key] = op
-            self.seed_keys = (keys, firsts)
-        keys, firsts = self.seed_keys
-        visit: set = {_ALWAYS}
+            for position, op in enumerate(seed):
+                key = self._visit_key(op, patterns)
+                if key is None:
+                    continue
+                positions_of_key = by_key.get(key)
+                if positions_of_key is None:
+                    by_key[key] = [position]
+                    if key is not _ALWAYS:
+                        firsts[key] = op
+                else:
+                    positions_of_key.append(position)
+            self.seed_keys = (by_key, firsts)
+        by_key, firsts = self.seed_keys
+        positions = list(by_key.get(_ALWAYS, ()))
         for key, op in firsts.items():
             if previous.get(key) != self._directions(op, key[1]):
-                visit.add(key)
-        positions = [position for position, key in enumerate(keys) if key in visit]
+                positions += by_key[key]
         index, last = self.worklist._index, len(seed) - 1
         positions += [last - index[i] for i in self.previous_unsettled if i in index]
         return sorted(set(positions))

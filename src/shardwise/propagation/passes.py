@@ -42,6 +42,7 @@ from shardwise.propagation.sharding_access import (
     get_sharding,
     set_func_result_sharding,
     set_sharding,
+    stores_no_result_sharding,
 )
 from shardwise.rules.rule import FactorType, OpShardingRule
 from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
@@ -365,7 +366,8 @@ def _per_value_refs(op: Op, key: str, values: list[Value]) -> Iterator[tuple[_Sh
 
 
 def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | None]]:
-    """Every stored sharding in Shardy's `walkShardings` order, with its value (if any)."""
+    """Every stored sharding in Shardy's `walkShardings` order, with its value (if any); the
+    result of an ordinary op that stores none is left out (its `get()` would be None)."""
     for op in module.walk():
         if op.name == "func.func":
             for arg in op.regions[0].entry.args if op.regions and op.regions[0].blocks else []:
@@ -380,6 +382,8 @@ def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | N
             for owner in data_flow.edge_owners(op):
                 yield _ValueRef(owner), owner
         elif len(op.results) == 1:
+            if stores_no_result_sharding(op):
+                continue  # most ops before propagation: nothing stored to walk
             yield _ValueRef(op.results[0]), op.results[0]
         elif get_op_shardings(op) is not None:
             yield from _per_value_refs(op, "sdy.sharding", list(op.results))

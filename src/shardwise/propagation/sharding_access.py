@@ -132,6 +132,15 @@ def get_sharding(value: Value) -> TensorSharding | None:
     return shardings[v.index] if shardings else None
 
 
+def stores_no_result_sharding(op: Op) -> bool:
+    """True if `get_sharding` of each result of `op` is None as `op` stores no list: an
+    ordinary op (its results' shardings kept in its own ``sdy.sharding``) without one."""
+    if op.name in _SPECIAL_OWNERS:
+        return False
+    attr = op.attributes.get(SHARDING_ATTR)
+    return not (isinstance(attr, TensorShardingPerValue) and attr.shardings)
+
+
 def get_operand_shardings(op: Op) -> list[TensorSharding | None]:
     """`get_sharding` of every operand of `op`, with its first fast path inline (one call per
     op instead of one per operand: the propagation driver reads them on every visit)."""

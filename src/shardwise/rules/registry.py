@@ -116,10 +116,17 @@ def register(*op_names: str) -> Callable[[RuleFn], RuleFn]:
     return decorate
 
 
+_families_imported = False
+
+
 def _rules() -> dict[str, RuleFn]:
     # Importing the families fills `_RULES`; done lazily because they import `register`.
-    import shardwise.rules.ops  # noqa: F401
+    # (An import statement costs a module lookup on every call: one per op visit.)
+    global _families_imported
+    if not _families_imported:
+        import shardwise.rules.ops  # noqa: F401
 
+        _families_imported = True
     return _RULES
 
 
@@ -145,6 +152,8 @@ def _is_terminator(op: Op) -> bool:
 _READS_MORE_THAN_SIGNATURE = frozenset(
     {"stablehlo.concatenate", "stablehlo.custom_call", "stablehlo.dynamic_update_slice"}
 )
+# Ops with regions whose built-in rule function reads none of them (its signature is enough).
+_REGIONS_NOT_READ = frozenset({"stablehlo.reduce"})
 # Attributes no rule reads, left out of the signature (they change during propagation).
 _NOT_IN_SIGNATURE = frozenset({"sdy.sharding", SHARDING_RULE_ATTR})
 _BUILTIN_RULES_MODULE = "shardwise.rules.ops."
@@ -167,7 +176,7 @@ def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
     may read more (regions, operands' defining ops, a user's rule function). It may hold
     unhashable attributes: the lookup then raises TypeError."""
     if (
-        op.regions
+        (op.regions and op.name not in _REGIONS_NOT_READ)
         or op.name in _READS_MORE_THAN_SIGNATURE
         or not rule_fn.__module__.startswith(_BUILTIN_RULES_MODULE)
     ):
