@@ -79,6 +79,9 @@ def data_flow_edge_for_source(user: Op, operand_index: int) -> Op | None:
 
 def shardable_value(value: Value) -> Value | None:
     """`getShardableValue`: the value whose owner stores `value`'s sharding (None if none)."""
+    owner = value.owner
+    if type(owner) is Op and owner.name not in data_flow.DATA_FLOW_OPS:
+        return value  # the result of an op that is no data-flow op (no edge targets it)
     edge = data_flow_edge_for_target(value)
     if edge is not None:
         return edge.results[0]
