@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardwise.ir import BatchErase, Op, RawAttr, Region, TensorType
+from shardwise.ir import BatchErase, Op, RawAttr, Region, TensorType, ops_in_post_order
 
 __all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
 
@@ -18,17 +18,30 @@ CONSTANT_LIKE_OPS = frozenset({"sdy.constant", "stablehlo.constant", "arith.cons
 _CANDIDATE_OPS = CONSTANT_LIKE_OPS | {"stablehlo.broadcast_in_dim"}  # what `_cache_key` keys
 
 
-def _attr_dict_key(op: Op, texts: dict[Any, str]) -> tuple[tuple[str, str], ...]:
+def _attr_dict_key(op: Op, texts: dict[Any, Any]) -> tuple[tuple[str, str], ...]:
     """`getAttrDictionary()`: inherent and discardable attributes, sorted by name.
 
     Values compare by their text; `texts` memoizes the text of hashable (frozen) values,
-    which print the same when equal: one sharding on many constants is printed once.
+    which print the same when equal: one sharding on many constants is printed once. It also
+    memoizes the key of each op's (attributes, properties) items when all are hashable: the
+    constants and broadcasts of a model share a few such dictionaries.
     """
+    items = (*op.attributes.items(), *op.properties.items())
+    try:
+        key = texts.get(items)
+    except TypeError:  # a dict or array attribute
+        return _text_key(op, texts)
+    if key is None:
+        key = texts[items] = _text_key(op, texts)
+    return key
+
+
+def _text_key(op: Op, texts: dict[Any, Any]) -> tuple[tuple[str, str], ...]:
     merged = {**op.attributes, **op.properties}
     return tuple(sorted((k, _text(v, texts)) for k, v in merged.items()))
 
 
-def _text(value: Any, texts: dict[Any, str]) -> str:
+def _text(value: Any, texts: dict[Any, Any]) -> str:
     if type(value) is RawAttr:
         return value.text
     try:
@@ -51,7 +64,7 @@ def _is_scalar_broadcast(op: Op) -> bool:
     return isinstance(operand_type, TensorType) and operand_type.rank == 0
 
 
-def _cache_key(op: Op, texts: dict[Any, str]) -> tuple | None:
+def _cache_key(op: Op, texts: dict[Any, Any]) -> tuple | None:
     if op.name in CONSTANT_LIKE_OPS:
         return ("constant", _attr_dict_key(op, texts), id(_parent_region(op)))
     if _is_scalar_broadcast(op):
@@ -68,11 +81,11 @@ def _cache_key(op: Op, texts: dict[Any, str]) -> tuple | None:
 def constant_or_scalar_merger(func: Op) -> None:
     """Deduplicate constants and scalar broadcasts, walking in MLIR's post-order."""
     cache: dict[tuple, Op] = {}
-    texts: dict[Any, str] = {}
+    texts: dict[Any, Any] = {}
     with BatchErase() as batch:  # thousands of duplicates in one block: erasing is batched
-        for op in list(func.walk_post_order()):
-            if op.name not in _CANDIDATE_OPS:
-                continue  # the usual op: no key to build
+        # Erasures wait for the batch's end: the candidates collected first are what the walk
+        # would meet.
+        for op in ops_in_post_order(func, _CANDIDATE_OPS):
             key = _cache_key(op, texts)
             if key is None:
                 continue
