@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardwise.ir import Module
+from shardwise.ir import ArrayAttr, DictAttr, Module
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = ["ShardingScan", "scan_shardings"]
@@ -55,20 +55,32 @@ class _Scanner:
 
 
 def scan_shardings(module: Module) -> ShardingScan:
-    """The facts over every sharding attached to an op of `module` (nested ones included)."""
+    """The facts over every sharding attached to an op of `module` (nested ones included).
+
+    Values are told apart by their exact type (attribute classes are final), so the many
+    that cannot hold a sharding (raw attributes, rules) cost one test each.
+    """
     scanner = _Scanner()
-    seen: set[int] = set()  # ids of the attribute objects read (not shared with the shardings')
-    for op in module.walk():
-        for attrs in (op.properties, op.attributes):
-            for value in attrs.values():
-                if id(value) in seen:
-                    continue
+    read = scanner.seen  # tested here first: most shardings are shared, read already
+    seen: set[int] = set()  # ids of the array attributes read (func arg/result dicts)
+    ops = [module.op]
+    for op in ops:  # every op, in no particular order: a list that grows as it goes
+        if op.regions:
+            for region in op.regions:
+                for block in region.blocks:
+                    ops += block.ops
+        for value in (*op.properties.values(), *op.attributes.values()):
+            cls = type(value)
+            if cls is TensorShardingPerValue:
+                for sharding in value.shardings:
+                    if id(sharding) not in read:
+                        scanner.sharding(sharding)
+            elif cls is TensorSharding:
+                scanner.sharding(value)
+            elif cls is ArrayAttr and id(value) not in seen:
                 seen.add(id(value))
-                elements = getattr(value, "elements", None)
-                if elements is None:
-                    scanner.value(value)
-                    continue
-                for element in elements:  # func arg/result dicts
-                    for entry in getattr(element, "entries", {}).values():
-                        scanner.value(entry)
+                for element in value.elements:
+                    if type(element) is DictAttr:
+                        for entry in element.entries.values():
+                            scanner.value(entry)
     return ShardingScan(scanner.empty_closed_with_priority, scanner.unreduced_axes)
