@@ -70,6 +70,8 @@ __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barrier
 
 _DOT_OPS = frozenset({"stablehlo.dot", "stablehlo.dot_general"})
 _SOMETIMES_FULL = frozenset({"mhlo.ragged_dot", "func.call", "stablehlo.concatenate"})
+# What `_FuncPass.visit` acts on in the default version when no sharding has unreduced axes.
+_ACTED_ON_IF_LEAN = data_flow.DATA_FLOW_OPS | _DOT_OPS | _SOMETIMES_FULL | {"sdy.reshard"}
 
 
 def insert_explicit_reshards(
@@ -98,9 +100,14 @@ def equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
     return a.is_equivalent(b)
 
 
-def _walk_post_order(op: Op, visit: Callable[[Op], None]) -> None:
+def _walk_post_order(
+    op: Op, visit: Callable[[Op], None], names: frozenset[str] | None = None
+) -> None:
     """MLIR's post-order walk: the next op is fixed before an op is visited, so ops inserted
-    right after it (or anywhere before it) are not visited."""
+    right after it (or anywhere before it) are not visited.
+
+    `names`: if given, region-free ops of other names are not visited (for a `visit` that
+    would do nothing with them)."""
     for region in op.regions:
         for block in region.blocks:
             current = block.ops[0] if block.ops else None
@@ -110,8 +117,8 @@ def _walk_post_order(op: Op, visit: Callable[[Op], None]) -> None:
                     i = _position(block.ops, current, i)
                 following = block.ops[i + 1] if i + 1 < len(block.ops) else None
                 if current.regions:
-                    _walk_post_order(current, visit)
-                else:
+                    _walk_post_order(current, visit, names)
+                elif names is None or current.name in names:
                     visit(current)  # most ops: no call just to find no regions
                 current = following
                 i += 1
@@ -159,7 +166,10 @@ class _FuncPass:
         self.builder = Builder()
 
     def run(self) -> None:
-        _walk_post_order(self.func, self.visit)
+        # With no unreduced axes anywhere, `visit` acts only on a few op kinds in the default
+        # version: the others are not even visited.
+        lean = not self.full and not self.unreduced_axes
+        _walk_post_order(self.func, self.visit, _ACTED_ON_IF_LEAN if lean else None)
         terminator = self.func.regions[0].entry.terminator
         assert terminator is not None
         self.builder.before(terminator)
