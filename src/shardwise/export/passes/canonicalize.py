@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shardwise.ir import Block, Module, Op, Value
-from shardwise.propagation.op_properties import is_trivially_dead
+from shardwise.propagation.op_properties import has_no_memory_effect, is_trivially_dead
 
 __all__ = ["Rewriter", "canonicalize", "fused_loc_text", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
 
@@ -173,7 +173,12 @@ def _run_worklist(
         op = rewriter.worklist.pop()
         if op.parent is None:
             continue
-        if is_trivially_dead(op):
+        unused = True  # `is_trivially_dead` inlined: most ops popped have a used result
+        for result in op.results:
+            if result.uses:
+                unused = False
+                break
+        if unused and has_no_memory_effect(op):
             for nested in op.walk():
                 folder.forget(nested)
             rewriter.erase_op(op)
@@ -186,14 +191,27 @@ def _run_worklist(
     return changed
 
 
+def _post_order(op: Op, found: list[Op]) -> None:
+    """Append the ops nested in `op` to `found` in `Op.walk_post_order`'s order (a loop per
+    block, no generator per op)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for nested in block.ops:
+                if nested.regions:
+                    _post_order(nested, found)
+                found.append(nested)
+
+
 def canonicalize(module: Module, patterns: dict[str, list[Pattern]]) -> None:
     """Apply `patterns` (op name -> patterns in benefit order) greedily to a fixpoint."""
     folder = _ConstantFolder()
     for _ in range(_MAX_ITERATIONS):
         worklist: list[Op] = []
         changed = False
-        for op in list(module.op.walk_post_order()):
-            if op is module.op or op.parent is None:
+        ops: list[Op] = []
+        _post_order(module.op, ops)
+        for op in ops:
+            if op.parent is None:
                 continue
             if op.name in _CONSTANT_LIKE and folder.visit(op):
                 continue  # replaced by an equal constant
