@@ -95,7 +95,12 @@ def sharding_constraint_to_reshard(func: Op) -> None:
 
 def drop_sharding_rules(func: Op) -> None:
     """`sdy-drop-sharding-rules`: remove every ``sdy.sharding_rule`` that is not custom."""
-    for op in func.walk():
+    ops = [func]
+    for op in ops:  # every op once, in no particular order: a list that grows as it goes
+        if op.regions:
+            for region in op.regions:
+                for block in region.blocks:
+                    ops += block.ops
         rule = op.attributes.get(SHARDING_RULE_ATTR)
         if isinstance(rule, OpShardingRule) and not rule.is_custom_rule:
             del op.attributes[SHARDING_RULE_ATTR]

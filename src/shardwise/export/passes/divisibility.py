@@ -21,6 +21,7 @@ from shardwise.ir import (
     TensorType,
     Type,
     func_result_types,
+    ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 Meshes = Mapping[str, object]  # `Module.meshes()`, read once per pass
+
+_CALLS_AND_MANUAL_COMPUTATIONS = frozenset({"func.call", "sdy.manual_computation"})
 
 
 def _evenly_sharded_dim(dim: DimensionSharding, size: int, mesh: Mesh) -> DimensionSharding:
@@ -142,7 +145,7 @@ def update_non_divisible_input_output_shardings(module: Module) -> None:
     # One walk for both kinds: each update rewrites only its own op's attributes, so doing
     # calls and manual computations interleaved ends the same as all calls first.
     manual_computations = []
-    for op in module.walk():
+    for op in ops_in_pre_order(module.op, _CALLS_AND_MANUAL_COMPUTATIONS):
         if op.name == "func.call":
             shardings = get_per_value(op, SHARDING_ATTR)
             if shardings:
