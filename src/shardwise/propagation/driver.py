@@ -213,6 +213,7 @@ class PropagationDriver:
         # attached) always yields None, so later visits skip it.
         self.ruleless_names: set[str] = set()
         self.current: Op | None = None
+        self.main: Op | None = None  # the main func, set by `run`
         self.observer_projection: ShardingProjection | None = None
         # Per-factor directions by (op name, rule) when the direction function depends on
         # nothing else (`op_invariant`; see `_directions`).
@@ -261,7 +262,7 @@ class PropagationDriver:
     # -- entry point ------------------------------------------------------------------------
 
     def run(self) -> None:
-        main = main_func(self.module)
+        main = self.main = main_func(self.module)
         self.propagate_func_results(main)
         if self.changed:  # written without requeuing: the previous fixed point is gone
             self.previous_directions = None
@@ -801,26 +802,67 @@ class PropagationDriver:
     def _note_unrequeued_readers(
         self, written: Value, owner: Value, old: TensorSharding | None, notify: bool
     ) -> None:
-        """Set `unrequeued_write` if writing `written` (stored with `owner`) may change what an
-        op reads without Shardy's requeue reaching that op (which then waits for its next
-        visit in seed order: the next run must not skip any).
+        """Handle a write of `written` (stored with `owner`) that may change what an op reads
+        without Shardy's requeue reaching that op (which then waits for its next visit in
+        seed order): mark the ops that read it `unsettled`, so the next run visits them, or,
+        when they cannot all be named, set `unrequeued_write`: the next run skips no op.
 
-        Such writes: unrequeued ones (the main func's results step); a value whose sharding
-        is stored with another's (a data-flow op's result or block argument without a
-        data-flow edge: the users of the other are not requeued); and the first sharding of
-        one result of a multi-result op, which gives its siblings open shardings.
+        Such writes: unrequeued ones (the main func's results step writing a returned value);
+        the first sharding of one result of a multi-result op, which gives its siblings open
+        shardings; and (never named) a value whose sharding is stored with another's (a
+        data-flow op's result or block argument without a data-flow edge: the users of the
+        other are not requeued).
         """
         defining = owner.defining_op
-        if (
-            not notify
-            or owner is not written
-            or (defining is not None and data_flow.is_data_flow_op(defining))
-            or (old is None and defining is not None and len(defining.results) > 1)
-        ):
+        if owner is not written or (defining is not None and data_flow.is_data_flow_op(defining)):
             self.unrequeued_write = True
+            return
+        if old is None and defining is not None and len(defining.results) > 1:
+            readers = self._plain_readers(defining.results)
+        elif not notify:
+            readers = self._plain_readers([written])
+        else:
+            return
+        if readers is None:
+            self.unrequeued_write = True
+        else:
+            self.unsettled.update(readers)
+
+    def _plain_readers(self, values: Sequence[Value]) -> list[int] | None:
+        """The ids of the ops that read the shardings of `values` (their defining ops and
+        users), or None if one reads them outside a registered op's visit (a terminator, a
+        call, a data-flow edge's source, an op of the three other patterns). The main func's
+        return is read by the func-results step, which starts every run."""
+        readers = []
+        for value in values:
+            defining = value.defining_op
+            if defining is not None:
+                readers.append(id(defining))
+            for user, index in value.uses:
+                if user.is_terminator:
+                    if user.name == "func.return" and user.parent_op is self.main:
+                        continue
+                    return None
+                if (
+                    user.name in _NOT_PLAIN_READERS
+                    or data_flow_edge_for_source(user, index) is not None
+                ):
+                    return None
+                readers.append(id(user))
+        return readers
 
 
 _CALL = frozenset({"func.call"})
+
+# Ops that read their operands' shardings other than in `_propagate_registered_op`.
+_NOT_PLAIN_READERS = frozenset(
+    {
+        "func.call",
+        "sdy.propagation_barrier",
+        "sdy.data_flow_edge",
+        "sdy.func_data_flow_edge",
+    }
+)
 
 # `_visit_key` of an op `_greedy` always visits.
 _ALWAYS = object()
