@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from shardwise.export.passes import PASSES
+from shardwise.export.passes import PASSES, cleanup, sink
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.export.sharding_scan import scan_shardings
-from shardwise.ir import Module
+from shardwise.ir import Module, Op, ops_in_pre_order
 from shardwise.propagation.pipeline import op_in_manual_computation
 from shardwise.verify import verify_module
 
@@ -81,11 +81,14 @@ def _symbol_dce() -> Callable[[Module], None]:
     return symbol_dce
 
 
-def _shardy_partitioner(module: Module, options: ExportOptions, unreduced_axes: bool) -> None:
+def _shardy_partitioner(
+    module: Module, options: ExportOptions, unreduced_axes: bool, manual_computation: bool
+) -> None:
     """`runShardyPartitioner`: explicit reshards, then collectives and their cleanup.
 
     `unreduced_axes`: whether any sharding in the module has unreduced axes (a `ShardingScan`
-    made right before; the unreduced-axes check changes nothing)."""
+    made right before; the unreduced-axes check changes nothing). `manual_computation`:
+    whether the module may hold an ``sdy.manual_computation`` (no export pass creates one)."""
     full = options.enable_insert_explicit_collectives
     if options.verify_unreduced_axes:
         PASSES["sdy-verify-unreduced-axes"](module)
@@ -94,7 +97,7 @@ def _shardy_partitioner(module: Module, options: ExportOptions, unreduced_axes: 
     # name an axis the body made manual ("... already bound by a parent
     # sdy.manual_computation op", e.g. from a callee's sharding in dedup mode): only then can
     # this pass make a valid module invalid.
-    if op_in_manual_computation(module, "sdy.reshard"):
+    if manual_computation and op_in_manual_computation(module, "sdy.reshard"):
         verify_module(module)
     if full:
         PASSES["canonicalize"](module, enable_patterns=RESHARD_LABEL)
@@ -104,18 +107,61 @@ def _shardy_partitioner(module: Module, options: ExportOptions, unreduced_axes: 
         PASSES["sdy-remove-all-gather-reduce-scatter-for-cmv1"](module)
 
 
+@dataclass(slots=True)
+class _Collected:
+    """What the export passes after the constant merger look for, found in one walk."""
+
+    edges: list[Op]  # data-flow edges and data-flow ops in funcs, in pre-order
+    groups: list[Op]  # every ``sdy.sharding_group``
+    constraints: list[Op]  # the ``sdy.sharding_constraint`` ops in funcs, in pre-order
+    manual_computation: bool  # whether there is any ``sdy.manual_computation``
+
+
+_MANUAL_COMPUTATION = "sdy.manual_computation"
+_COLLECTED = (
+    sink.EDGES_AND_DATA_FLOW_OPS
+    | cleanup.SHARDING_GROUP
+    | cleanup.SHARDING_CONSTRAINT
+    | {_MANUAL_COMPUTATION}
+)
+
+
+def _collect(module: Module) -> _Collected:
+    """The ops that the func passes (on each ``func.func`` in order) and the module passes
+    would each find by a walk of their own."""
+    found = _Collected([], [], [], False)
+    for top in module.body.ops:
+        in_func = top.name == "func.func"
+        for op in ops_in_pre_order(top, _COLLECTED):
+            name = op.name
+            if name == _MANUAL_COMPUTATION:
+                found.manual_computation = True
+            if name in cleanup.SHARDING_GROUP:
+                found.groups.append(op)
+            elif not in_func:
+                continue
+            elif name in cleanup.SHARDING_CONSTRAINT:
+                found.constraints.append(op)
+            elif name in sink.EDGES_AND_DATA_FLOW_OPS:
+                found.edges.append(op)
+    return found
+
+
 def export_pipeline(module: Module, options: ExportOptions | None = None) -> None:
     """``sdy-export-pipeline``: every export pass in Shardy's order, in place."""
     options = options or ExportOptions()
     PASSES["sdy-constant-or-scalar-merger"](module)
-    PASSES["sdy-sink-data-flow-edges"](
-        module,
-        sink_debug_sharding_origins=options.dump_sharding_origins,
-        sink_debug_propagation_edge_sharding=options.dump_propagation_edges,
+    found = _collect(module)
+    # ``sdy-sink-data-flow-edges``, ``sdy-remove-sharding-groups`` and
+    # ``sdy-sharding-constraint-to-reshard`` on the ops of one walk: none of them adds or
+    # erases an op another of them acts on.
+    sink.sink_collected_edges(
+        found.edges, options.dump_sharding_origins, options.dump_propagation_edges
     )
     if not options.avoid_export_for_partitioning:
-        PASSES["sdy-remove-sharding-groups"](module)
-        PASSES["sdy-sharding-constraint-to-reshard"](module)
+        for group in found.groups:
+            group.erase()
+        cleanup.constraints_to_reshards(found.constraints)
     if options.update_non_divisible_input_output_shardings:
         PASSES["sdy-update-non-divisible-input-output-shardings"](module)
         PASSES["sdy-remove-sub-axes-in-input-output-shardings"](module)
@@ -128,7 +174,7 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
     if scan.empty_closed_with_priority:
         verify_module(module)
     if not options.avoid_export_for_partitioning:
-        _shardy_partitioner(module, options, scan.unreduced_axes)
+        _shardy_partitioner(module, options, scan.unreduced_axes, found.manual_computation)
     if options.dump_propagation_edges or options.dump_sharding_origins:
         PASSES["sdy-remove-propagation-debug-info"](module)
     if not options.keep_sharding_rules:

@@ -22,7 +22,10 @@ from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
 __all__ = [
+    "SHARDING_CONSTRAINT",
+    "SHARDING_GROUP",
     "close_shardings",
+    "constraints_to_reshards",
     "remove_sharding_groups",
     "sharding_constraint_to_reshard",
     "drop_sharding_rules",
@@ -31,8 +34,8 @@ __all__ = [
     "PROPAGATION_DEBUG_ATTRS",
 ]
 
-_SHARDING_GROUP = frozenset({"sdy.sharding_group"})
-_SHARDING_CONSTRAINT = frozenset({"sdy.sharding_constraint"})
+SHARDING_GROUP = frozenset({"sdy.sharding_group"})
+SHARDING_CONSTRAINT = frozenset({"sdy.sharding_constraint"})
 
 PROPAGATION_DEBUG_ATTRS = (
     "sdy.propagation_edges",
@@ -51,7 +54,7 @@ def close_shardings(module: Module) -> None:
 
 def remove_sharding_groups(module: Module) -> None:
     """`sdy-remove-sharding-groups`: erase every ``sdy.sharding_group``."""
-    for op in ops_in_pre_order(module.op, _SHARDING_GROUP):
+    for op in ops_in_pre_order(module.op, SHARDING_GROUP):
         op.erase()
 
 
@@ -83,7 +86,11 @@ def sharding_constraint_to_reshard(func: Op) -> None:
     block: replacing in place moves no other op, so indexes taken once stay valid (inserting
     and erasing with list scans was quadratic in the block size).
     """
-    constraints = ops_in_pre_order(func, _SHARDING_CONSTRAINT)
+    constraints_to_reshards(ops_in_pre_order(func, SHARDING_CONSTRAINT))
+
+
+def constraints_to_reshards(constraints: list[Op]) -> None:
+    """`sharding_constraint_to_reshard` on its constraints, collected in pre-order."""
     index: dict[int, int] = {}
     for op in constraints:
         block = op.parent

@@ -17,14 +17,16 @@ from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import TensorSharding
 
 __all__ = [
+    "EDGES_AND_DATA_FLOW_OPS",
     "sink_data_flow_edges",
+    "sink_collected_edges",
     "sink_func_data_flow_edges",
     "shardings_from_data_flow_edges",
     "set_block_arg_owner_shardings",
     "set_result_owner_shardings",
 ]
 
-_EDGES_AND_DATA_FLOW_OPS = data_flow.DATA_FLOW_OPS | {"sdy.data_flow_edge"}
+EDGES_AND_DATA_FLOW_OPS = data_flow.DATA_FLOW_OPS | {"sdy.data_flow_edge"}
 _FUNC_DATA_FLOW_EDGE = frozenset({"sdy.func_data_flow_edge"})
 
 _REGION_OPS = ("sdy.manual_computation", "sdy.named_computation")
@@ -137,11 +139,20 @@ def sink_data_flow_edges(
     Pre-order, so each data-flow op is visited before its edges (which are its users or live
     in its regions) and reads them before they go.
     """
-    for op in ops_in_pre_order(func, _EDGES_AND_DATA_FLOW_OPS):
+    sink_collected_edges(
+        ops_in_pre_order(func, EDGES_AND_DATA_FLOW_OPS),
+        sink_debug_sharding_origins,
+        sink_debug_propagation_edge_sharding,
+    )
+
+
+def sink_collected_edges(ops: list[Op], origins: bool = False, edges: bool = False) -> None:
+    """`sink_data_flow_edges` on its ops (edges and data-flow ops) collected in pre-order."""
+    for op in ops:
         if op.name == "sdy.data_flow_edge":
             _erase_replacing(op, op.operands[0])
         elif data_flow.is_data_flow_op(op):
-            _sink_into(op, sink_debug_sharding_origins, sink_debug_propagation_edge_sharding)
+            _sink_into(op, origins, edges)
 
 
 def sink_func_data_flow_edges(func: Op) -> None:
