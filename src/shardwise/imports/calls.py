@@ -22,6 +22,7 @@ from shardwise.imports.common import (
     func_arg_shardings,
     func_result_shardings,
     funcs_in_call_graph_order,
+    has_body,
     is_static_shaped,
     ops_in_post_order,
     original_func_name,
@@ -212,9 +213,14 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
 # -- func order and func data-flow edges --------------------------------------------------------
 
 
-def pre_order_funcs(module: Module) -> None:
-    """Move the funcs to the end of the module in call-graph pre-order (callers first)."""
-    for func in funcs_in_call_graph_order(module, pre_order=True):
+def pre_order_funcs(module: Module, without_calls: bool = False) -> None:
+    """Move the funcs to the end of the module in call-graph pre-order (callers first).
+
+    `without_calls`: the caller knows that no func holds a ``func.call`` (every call was
+    imported as a named computation), so the call graph is read without a walk.
+    """
+    calls = {f: [] for f in module.funcs if has_body(f)} if without_calls else None
+    for func in funcs_in_call_graph_order(module, pre_order=True, calls=calls):
         detach(func)
         module.body.append(func)
 

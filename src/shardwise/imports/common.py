@@ -29,6 +29,7 @@ from shardwise.sharding import TensorSharding, TensorShardingPerValue
 __all__ = [
     "ORIGINAL_FUNC_NAME_ATTR",
     "calls_by_func",
+    "has_body",
     "funcs_in_call_graph_order",
     "ops_in_post_order",
     "ops_in_pre_order",
@@ -51,7 +52,7 @@ def callee_name(call: Op) -> str:
     return symbol_ref_name(call.get_attr("callee"))
 
 
-def _has_body(func: Op) -> bool:
+def has_body(func: Op) -> bool:
     return bool(func.regions) and bool(func.regions[0].blocks)
 
 
@@ -60,7 +61,7 @@ def calls_by_func(module: Module) -> dict[Op, list[Op]]:
 
     The call graph of a pass: build it once and hand it to `funcs_in_call_graph_order`.
     """
-    return {func: ops_in_pre_order(func, _CALL) for func in module.funcs if _has_body(func)}
+    return {func: ops_in_pre_order(func, _CALL) for func in module.funcs if has_body(func)}
 
 
 def _rpo_funcs(module: Module, calls: dict[Op, list[Op]]) -> list[Op]:

@@ -85,7 +85,8 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
             debug_propagation_edge_sharding=options.debug_propagation_edge_sharding,
         )
         sharding_group_import(module)
-    pre_order_funcs(module)
+    # Default mode: `import_func_calls` turned every call into a named computation.
+    pre_order_funcs(module, without_calls=not options.dedup_functions_fully)
 
 
 def op_in_manual_computation(module: Module, op_name: str) -> bool:
