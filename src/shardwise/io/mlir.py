@@ -328,14 +328,62 @@ def _byte_location(data: bytes, offset: int, name: str) -> Location:
 # -- write -------------------------------------------------------------------------------------
 
 
+# Check mode (tests set it; the CLI reads ``SHARDWISE_CHECK_PRETTY=1``): every `write_text` that
+# prints with the pure-Python pretty printer also prints through MLIR and raises `InternalError`
+# naming the first line where the two differ.
+CHECK_PRETTY = os.environ.get("SHARDWISE_CHECK_PRETTY", "") not in ("", "0")
+
+
 def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None = None) -> str:
     """Print our IR exactly as MLIR prints it (pretty form unless `generic`).
 
     `debug_info` None: print ``loc(...)`` only if the input had explicit locations, so an
     unchanged module gives back what the reference prints for the input.
+
+    The pretty form without locations is printed in pure Python (`pretty_printer`) when it
+    knows every op of the module; otherwise, and for the other forms, MLIR prints it.
     """
     if debug_info is None:
         debug_info = has_explicit_locations(module)
+    if not generic and not debug_info:
+        fast = _print_pretty(module)
+        if fast is not None:
+            if CHECK_PRETTY:
+                _check_pretty(fast, _write_with_mlir(module, generic, debug_info))
+            return fast
+    return _write_with_mlir(module, generic, debug_info)
+
+
+def _print_pretty(module: ir.Module) -> str | None:
+    """The pure-Python pretty printout, or None where it gives up."""
+    from shardwise.io import pretty_ops, pretty_printer
+
+    try:
+        return pretty_printer.print_pretty(module, pretty_ops.OP_PRINTERS, pretty_ops.NAME_HINTS)
+    except pretty_printer.Unsupported:
+        return None
+
+
+def _check_pretty(fast: str, reference: str) -> None:
+    """Raise `InternalError` at the first line where the fast printout differs from MLIR's."""
+    if fast == reference:
+        return
+    ours = fast.split("\n")
+    theirs = reference.split("\n")
+    i = 0
+    while i < len(ours) and i < len(theirs) and ours[i] == theirs[i]:
+        i += 1
+    mine = ours[i] if i < len(ours) else "<end of text>"
+    mlir = theirs[i] if i < len(theirs) else "<end of text>"
+    raise InternalError(
+        f"the pure-Python pretty printer differs from MLIR at line {i + 1}:\n"
+        f"  ours: {mine}\n  MLIR: {mlir}",
+        Location(),
+    )
+
+
+def _write_with_mlir(module: ir.Module, generic: bool, debug_info: bool) -> str:
+    """`write_text` through the bindings: our generic text, parsed and printed by MLIR."""
     # Without debug info the locations are not printed: no need to hand them to MLIR at all.
     text = gen.print_generic(module, with_locs=debug_info)
     mlir_ir = _ir()

@@ -1,0 +1,408 @@
+"""The pure-Python pretty printer (`shardwise.io.pretty_printer`) against the MLIR bindings.
+
+Every expected text is what MLIR prints for the same module (`_write_with_mlir`: our generic
+text parsed and printed by the bindings), never a text written from our printer.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shardwise.errors import InternalError
+from shardwise.fuzz.generator import generate_module
+from shardwise.io import mlir, pretty_ops, pretty_printer
+from shardwise.io.mlir import load_text, write_text
+from shardwise.ir import RawAttr
+from shardwise.passes import prepare_pass
+
+ROOT = Path(__file__).resolve().parents[2]
+MESH = 'sdy.mesh @mesh = <["x"=2, "y"=4]>'
+
+
+def _pretty(module) -> str:
+    return pretty_printer.print_pretty(module, pretty_ops.OP_PRINTERS, pretty_ops.NAME_HINTS)
+
+
+def _reference(module) -> str:
+    return mlir._write_with_mlir(module, generic=False, debug_info=False)
+
+
+def _func(body: str, args: str = "%arg0: tensor<8x16xf32>", results: str = "tensor<8x16xf32>"):
+    return f"module {{\n{MESH}\nfunc.func @main({args}) -> {results} {{\n{body}\n}}\n}}\n"
+
+
+# Each case: one format. A module text (any form MLIR reads); the test prints it both ways.
+CASES = {
+    "binary_same_types": _func(
+        '%0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x16xf32>\n'
+        "return %0 : tensor<8x16xf32>"
+    ),
+    "binary_ops": _func(
+        "%0 = stablehlo.subtract %arg0, %arg0 : tensor<8x16xf32>\n"
+        "%1 = stablehlo.multiply %0, %arg0 : tensor<8x16xf32>\n"
+        "%2 = stablehlo.divide %1, %0 : tensor<8x16xf32>\n"
+        "%3 = stablehlo.maximum %2, %1 : tensor<8x16xf32>\n"
+        "%4 = stablehlo.minimum %3, %1 : tensor<8x16xf32>\n"
+        "%5 = stablehlo.power %4, %1 : tensor<8x16xf32>\n"
+        "%6 = stablehlo.clamp %0, %5, %1 : tensor<8x16xf32>\n"
+        "return %6 : tensor<8x16xf32>"
+    ),
+    "unary_ops": _func(
+        "%0 = stablehlo.rsqrt %arg0 : tensor<8x16xf32>\n"
+        "%1 = stablehlo.tanh %0 : tensor<8x16xf32>\n"
+        "%2 = stablehlo.exponential %1 : tensor<8x16xf32>\n"
+        "%3 = stablehlo.negate %2 : tensor<8x16xf32>\n"
+        "%4 = stablehlo.abs %3 : tensor<8x16xf32>\n"
+        "%5 = stablehlo.sqrt %4 : tensor<8x16xf32>\n"
+        "return %5 : tensor<8x16xf32>"
+    ),
+    "convert_other_type": _func(
+        "%0 = stablehlo.convert %arg0 : (tensor<8x16xf32>) -> tensor<8x16xbf16>\n"
+        "%1 = stablehlo.convert %0 : (tensor<8x16xbf16>) -> tensor<8x16xf32>\n"
+        "%2 = stablehlo.convert %1 : tensor<8x16xf32>\n"
+        "return %2 : tensor<8x16xf32>"
+    ),
+    "integer_bitwise": _func(
+        "%0 = stablehlo.and %arg0, %arg0 : tensor<8xi32>\n"
+        "%1 = stablehlo.or %0, %arg0 : tensor<8xi32>\n"
+        "%2 = stablehlo.xor %1, %0 : tensor<8xi32>\n"
+        "%3 = stablehlo.shift_left %2, %1 : tensor<8xi32>\n"
+        "%4 = stablehlo.shift_right_logical %3, %1 : tensor<8xi32>\n"
+        "%5 = stablehlo.not %4 : tensor<8xi32>\n"
+        "return %5 : tensor<8xi32>",
+        "%arg0: tensor<8xi32>",
+        "tensor<8xi32>",
+    ),
+    "compare_select": _func(
+        "%0 = stablehlo.compare GT, %arg0, %arg0, FLOAT : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xi1>\n"
+        "%1 = stablehlo.compare EQ, %arg0, %arg0 : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xi1>\n"
+        "%2 = stablehlo.and %0, %1 : tensor<8x16xi1>\n"
+        "%3 = stablehlo.select %2, %arg0, %arg0 : tensor<8x16xi1>, tensor<8x16xf32>\n"
+        "return %3 : tensor<8x16xf32>"
+    ),
+    "shape_ops": _func(
+        "%0 = stablehlo.reshape %arg0 : (tensor<8x16xf32>) -> tensor<8x4x4xf32>\n"
+        "%1 = stablehlo.transpose %0, dims = [2, 0, 1] : (tensor<8x4x4xf32>) -> tensor<4x8x4xf32>\n"
+        "%2 = stablehlo.broadcast_in_dim %1, dims = [1, 2, 3] : (tensor<4x8x4xf32>) -> tensor<2x4x8x4xf32>\n"
+        "%3 = stablehlo.reverse %2, dims = [0, 3] : tensor<2x4x8x4xf32>\n"
+        "%4 = stablehlo.iota dim = 1 : tensor<2x4x8x4xf32>\n"
+        "%5 = stablehlo.add %3, %4 : tensor<2x4x8x4xf32>\n"
+        "%6 = stablehlo.reshape %5 : (tensor<2x4x8x4xf32>) -> tensor<8x32xf32>\n"
+        "%7 = stablehlo.slice %6 [0:8, 0:32:2] : (tensor<8x32xf32>) -> tensor<8x16xf32>\n"
+        "return %7 : tensor<8x16xf32>"
+    ),
+    "concatenate_pad_dynamic": _func(
+        "%c = stablehlo.constant dense<1> : tensor<i32>\n"
+        "%cst = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "%0 = stablehlo.concatenate %arg0, %arg0, dim = 0 : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<16x16xf32>\n"
+        "%1 = stablehlo.pad %0, %cst, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<16x16xf32>, tensor<f32>) -> tensor<16x18xf32>\n"
+        "%2 = stablehlo.dynamic_slice %1, %c, %c, sizes = [8, 16] : (tensor<16x18xf32>, tensor<i32>, tensor<i32>) -> tensor<8x16xf32>\n"
+        "%3 = stablehlo.dynamic_update_slice %2, %arg0, %c, %c : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<i32>, tensor<i32>) -> tensor<8x16xf32>\n"
+        "return %3 : tensor<8x16xf32>"
+    ),
+    "dot_general": _func(
+        "%0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, HIGHEST] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>\n"
+        "%1 = stablehlo.dot_general %arg2, %arg2, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>\n"
+        "return %0, %1 : tensor<8x4xf32>, tensor<2x8x8xf32>",
+        "%arg0: tensor<8x16xf32>, %arg1: tensor<16x4xf32>, %arg2: tensor<2x8x16xf32>",
+        "(tensor<8x4xf32>, tensor<2x8x8xf32>)",
+    ),
+    "reduce_compact": _func(
+        "%cst = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "%0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>\n"
+        "%1 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<f32>\n"
+        "%2 = stablehlo.broadcast_in_dim %1, dims = [] : (tensor<f32>) -> tensor<8xf32>\n"
+        "%3 = stablehlo.add %0, %2 : tensor<8xf32>\n"
+        "return %3 : tensor<8xf32>",
+        results="tensor<8xf32>",
+    ),
+    "reduce_region_forms": _func(
+        "%cst = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "%c = stablehlo.constant dense<0> : tensor<i32>\n"
+        "%0 = stablehlo.reduce(%arg0 init: %cst) across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>\n"
+        " reducer(%a: tensor<f32>, %b: tensor<f32>) {\n"
+        "  %s = stablehlo.subtract %a, %b : tensor<f32>\n"
+        "  stablehlo.return %s : tensor<f32>\n"
+        "}\n"
+        "%1 = stablehlo.reduce(%arg0 init: %cst) across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>\n"
+        " reducer(%a: tensor<f32>, %b: tensor<f32>) {\n"
+        "  %s = stablehlo.add %b, %a : tensor<f32>\n"
+        "  stablehlo.return %s : tensor<f32>\n"
+        "}\n"
+        "%i = stablehlo.iota dim = 1 : tensor<8x16xi32>\n"
+        "%2:2 = stablehlo.reduce(%arg0 init: %cst), (%i init: %c) across dimensions = [1] : (tensor<8x16xf32>, tensor<8x16xi32>, tensor<f32>, tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>)\n"
+        " reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {\n"
+        "  %cst_0 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+        "  %m = stablehlo.maximum %a, %b : tensor<f32>\n"
+        "  %n = stablehlo.add %m, %cst_0 : tensor<f32>\n"
+        "  %j = stablehlo.minimum %ai, %bi : tensor<i32>\n"
+        "  stablehlo.return %n, %j : tensor<f32>, tensor<i32>\n"
+        "}\n"
+        "%3 = stablehlo.add %0, %1 : tensor<8xf32>\n"
+        "%4 = stablehlo.add %3, %2#0 : tensor<8xf32>\n"
+        "return %4 : tensor<8xf32>",
+        results="tensor<8xf32>",
+    ),
+    "constant_names_and_conflicts": _func(
+        "%c = stablehlo.constant dense<1> : tensor<i32>\n"
+        "%c_0 = stablehlo.constant dense<2> : tensor<i32>\n"
+        "%cst = stablehlo.constant dense<1.0> : tensor<f32>\n"
+        "%t = stablehlo.constant dense<true> : tensor<i1>\n"
+        "%cst_1 = stablehlo.constant dense<2.0> : tensor<f32>\n"
+        "%0 = stablehlo.add %c, %c_0 : tensor<i32>\n"
+        "%1 = stablehlo.add %cst, %cst_1 : tensor<f32>\n"
+        "%2 = stablehlo.convert %0 : (tensor<i32>) -> tensor<f32>\n"
+        "%3 = stablehlo.add %1, %2 : tensor<f32>\n"
+        "%4 = stablehlo.select %t, %3, %1 : tensor<i1>, tensor<f32>\n"
+        "%5 = stablehlo.broadcast_in_dim %4, dims = [] : (tensor<f32>) -> tensor<8x16xf32>\n"
+        "%6 = sdy.constant dense<3.0> : tensor<8x16xf32>\n"
+        "%7 = stablehlo.add %5, %6 : tensor<8x16xf32>\n"
+        "return %7 : tensor<8x16xf32>"
+    ),
+    "while_iter_args": _func(
+        "%c = stablehlo.constant dense<0> : tensor<i32>\n"
+        "%c_0 = stablehlo.constant dense<4> : tensor<i32>\n"
+        '%0:2 = stablehlo.while(%i = %c, %x = %arg0) : tensor<i32>, tensor<8x16xf32> attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>, <@mesh, [{"x"}, {}]>]>}\n'
+        " cond {\n"
+        "  %1 = stablehlo.compare LT, %i, %c_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+        "  stablehlo.return %1 : tensor<i1>\n"
+        "} do {\n"
+        "  %c_1 = stablehlo.constant dense<1> : tensor<i32>\n"
+        "  %1 = stablehlo.add %i, %c_1 : tensor<i32>\n"
+        "  %2 = stablehlo.add %x, %x : tensor<8x16xf32>\n"
+        "  stablehlo.return %1, %2 : tensor<i32>, tensor<8x16xf32>\n"
+        "}\n"
+        "%3 = stablehlo.add %0#1, %arg0 : tensor<8x16xf32>\n"
+        "return %3 : tensor<8x16xf32>"
+    ),
+    "funcs_calls_attrs": (
+        "module @m attributes {mhlo.num_partitions = 8 : i32, a.flag} {\n" + MESH + "\n"
+        'func.func public @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>, a.b = 1 : i64}, %arg1: tensor<8x16xf32>) -> (tensor<8x16xf32> {jax.result_info = "r"}, tensor<8x16xf32>) {\n'
+        '%0:2 = call @two(%arg0, %arg1) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>, <@mesh, [{}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>)\n'
+        "%1 = call @one(%0#1) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "call @none() : () -> ()\n"
+        "return %0#0, %1 : tensor<8x16xf32>, tensor<8x16xf32>\n"
+        "}\n"
+        "func.func private @two(%arg0: tensor<8x16xf32>, %arg1: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {\n"
+        "return %arg1, %arg0 : tensor<8x16xf32>, tensor<8x16xf32>\n"
+        "}\n"
+        'func.func @one(%arg0: tensor<8x16xf32>) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) attributes {some.attr = "v"} {\n'
+        "return %arg0 : tensor<8x16xf32>\n"
+        "}\n"
+        "func.func private @none() {\n"
+        "return\n"
+        "}\n"
+        "}\n"
+    ),
+    "sdy_ops": (
+        "module {\n"
+        'sdy.mesh @mesh = <["x"=2, "y"=4]>\n'
+        'sdy.mesh @mesh2 = <["a"=4], device_ids=[3, 2, 1, 0]>\n'
+        "sdy.mesh @empty = <[]>\n"
+        "func.func @main(%arg0: tensor<8x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<8x16xf32> {\n"
+        '%0 = sdy.sharding_constraint %arg0 <@mesh, [{"x", ?}, {?}]> : tensor<8x16xf32>\n'
+        '%1 = sdy.reshard %0 <@mesh, [{}, {"y"}], replicated={"x"}> : tensor<8x16xf32>\n'
+        '%2:2 = sdy.manual_computation(%1, %arg1) in_shardings=[<@mesh, [{"x"}, {}]>, <@mesh, [{}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>, <@mesh, [{}, {}]>] manual_axes={"x"} (%a: tensor<4x16xf32>, %b: tensor<16x16xf32>) {\n'
+        "  %3 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>\n"
+        "  sdy.return %3, %b : tensor<4x16xf32>, tensor<16x16xf32>\n"
+        "} : (tensor<8x16xf32>, tensor<16x16xf32>) -> (tensor<8x16xf32>, tensor<16x16xf32>)\n"
+        '%4 = sdy.manual_computation(%2#0) in_shardings=[<@mesh2, [{"a"}, {}]>] out_shardings=[<@mesh2, [{"a"}, {}]>] manual_axes={} (%c: tensor<8x16xf32>) {\n'
+        "  sdy.return %c : tensor<8x16xf32>\n"
+        "} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "return %4 : tensor<8x16xf32>\n"
+        "}\n"
+        "}\n"
+    ),
+    "custom_call_and_barrier": _func(
+        '%0 = stablehlo.custom_call @Sharding(%arg0) {backend_config = "", mhlo.sharding = "{replicated}"} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n'
+        "%1:2 = stablehlo.custom_call @two_results(%0, %arg0) {api_version = 4 : i32, has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>)\n"
+        "%2 = stablehlo.custom_call @plain(%1#0) {api_version = 1 : i32, has_side_effect = false} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "%3:2 = stablehlo.optimization_barrier %2, %1#1 : tensor<8x16xf32>, tensor<8x16xf32>\n"
+        "return %3#0 : tensor<8x16xf32>"
+    ),
+    "misc_elementwise": _func(
+        "%0 = stablehlo.complex %arg0, %arg0 : tensor<8x16xcomplex<f32>>\n"
+        "%1 = stablehlo.real %0 : (tensor<8x16xcomplex<f32>>) -> tensor<8x16xf32>\n"
+        "%2 = stablehlo.fft %0, type = FFT, length = [16] : (tensor<8x16xcomplex<f32>>) -> tensor<8x16xcomplex<f32>>\n"
+        "%3 = stablehlo.imag %2 : (tensor<8x16xcomplex<f32>>) -> tensor<8x16xf32>\n"
+        "%4 = stablehlo.reduce_precision %3, format = e5m10 : tensor<8x16xf32>\n"
+        "%5 = stablehlo.bitcast_convert %4 : (tensor<8x16xf32>) -> tensor<8x16xi32>\n"
+        "%6 = stablehlo.bitcast_convert %5 : (tensor<8x16xi32>) -> tensor<8x16xf32>\n"
+        "%7 = stablehlo.is_finite %6 : (tensor<8x16xf32>) -> tensor<8x16xi1>\n"
+        "%8 = stablehlo.select %7, %6, %1 : tensor<8x16xi1>, tensor<8x16xf32>\n"
+        "return %8 : tensor<8x16xf32>"
+    ),
+    "generic_form_ops": _func(
+        "%c = stablehlo.constant dense<0> : tensor<4x1xi32>\n"
+        '%0 = "stablehlo.gather"(%arg0, %c) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 16>}> : (tensor<8x16xf32>, tensor<4x1xi32>) -> tensor<4x16xf32>\n'
+        '%1 = "stablehlo.sort"(%0) <{dimension = 1 : i64, is_stable = true}> ({\n'
+        "^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+        "  %2 = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+        "  stablehlo.return %2 : tensor<i1>\n"
+        "}) : (tensor<4x16xf32>) -> tensor<4x16xf32>\n"
+        "%p = stablehlo.constant dense<1> : tensor<i32>\n"
+        '%3 = "stablehlo.case"(%p) ({\n'
+        "  stablehlo.return %1 : tensor<4x16xf32>\n"
+        "}, {\n"
+        "  %4 = stablehlo.negate %1 : tensor<4x16xf32>\n"
+        "  stablehlo.return %4 : tensor<4x16xf32>\n"
+        "}) : (tensor<i32>) -> tensor<4x16xf32>\n"
+        "return %3 : tensor<4x16xf32>",
+        results="tensor<4x16xf32>",
+    ),
+    "sharded_constants": _func(
+        '%0 = sdy.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} dense<1.0> : tensor<8x16xf32>\n'
+        "%c = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>} dense<[1, 2]> : tensor<2xi32>\n"
+        "%1 = stablehlo.add %0, %arg0 : tensor<8x16xf32>\n"
+        "return %1 : tensor<8x16xf32>"
+    ),
+    "dictionary_attributes": _func(
+        "%0 = stablehlo.add %arg0, %arg0 {z.last = 1 : i64, a.first, m.dict = {b = 2 : i32, a = [1, 2]}} : tensor<8x16xf32>\n"
+        '%1 = stablehlo.broadcast_in_dim %0, dims = [0, 1] {mhlo.frontend_attributes = {x = "1"}} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n'
+        "return %1 : tensor<8x16xf32>"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
+def test_prints_as_mlir(text: str) -> None:
+    module = load_text(text)
+    assert _pretty(module) == _reference(module)
+
+
+# Constructs the printer does not print itself: it gives up on the whole module, and
+# `write_text` still returns MLIR's text.
+FALLBACKS = {
+    "dense_resource": _func(
+        "%0 = stablehlo.constant dense_resource<blob> : tensor<8x16xf32>\n"
+        "%1 = stablehlo.add %0, %arg0 : tensor<8x16xf32>\n"
+        "return %1 : tensor<8x16xf32>"
+    )
+    + '{-#\n  dialect_resources: {\n    builtin: {\n      blob: "0x04000000'
+    + "00000000" * 128
+    + '"\n    }\n  }\n#-}\n',
+    "chlo_op": _func(
+        "%0 = chlo.erf_inv %arg0 : tensor<8x16xf32> -> tensor<8x16xf32>\nreturn %0 : tensor<8x16xf32>"
+    ),
+    "unknown_stablehlo_op": _func(
+        "%0 = stablehlo.cholesky %arg0, lower = true : tensor<16x16xf32>\nreturn %0 : tensor<16x16xf32>",
+        "%arg0: tensor<16x16xf32>",
+        "tensor<16x16xf32>",
+    ),
+    "quoted_symbol": (
+        'module {\nfunc.func @"my-func"(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n'
+        "return %arg0 : tensor<8xf32>\n}\n}\n"
+    ),
+    "declaration": (
+        "module {\nfunc.func private @ext(tensor<8xf32>) -> tensor<8xf32>\n"
+        "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "%0 = call @ext(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+        "return %0 : tensor<8xf32>\n}\n}\n"
+    ),
+    "quoted_attribute_name": _func(
+        '%0 = stablehlo.add %arg0, %arg0 {"odd-name" = 1 : i64} : tensor<8x16xf32>\n'
+        "return %0 : tensor<8x16xf32>"
+    ),
+    "sharding_group": _func(
+        "sdy.sharding_group %arg0 group_id=0 : tensor<8x16xf32>\nreturn %arg0 : tensor<8x16xf32>"
+    ),
+    "affine_map_attribute": _func(
+        "%0 = stablehlo.add %arg0, %arg0 {m = affine_map<(d0) -> (d0)>} : tensor<8x16xf32>\n"
+        "return %0 : tensor<8x16xf32>"
+    ),
+    "unary_result_accuracy": _func(
+        "%0 = stablehlo.exponential %arg0 {result_accuracy = #stablehlo.result_accuracy<atol = 1.0e-5, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>} : tensor<8x16xf32>\n"
+        "return %0 : tensor<8x16xf32>"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", FALLBACKS.values(), ids=FALLBACKS.keys())
+def test_falls_back_to_mlir(text: str) -> None:
+    module = load_text(text)
+    with pytest.raises(pretty_printer.Unsupported):
+        _pretty(module)
+    assert write_text(module, debug_info=False) == _reference(module)
+
+
+def test_large_dense_list_falls_back() -> None:
+    """MLIR prints a dense attribute of 100+ elements in hex: a list built by a pass is left
+    to MLIR to print."""
+    module = load_text(
+        _func(
+            "%0 = stablehlo.constant dense<0.000000e+00> : tensor<8x16xf32>\nreturn %0 : tensor<8x16xf32>"
+        )
+    )
+    constant = module.funcs[0].regions[0].blocks[0].ops[0]
+    values = ", ".join(["0.000000e+00"] * 16)
+    constant.properties["value"] = RawAttr(
+        "dense<[" + ", ".join([f"[{values}]"] * 8) + "]> : tensor<8x16xf32>"
+    )
+    with pytest.raises(pretty_printer.Unsupported):
+        _pretty(module)
+    assert write_text(module, debug_info=False) == _reference(module)
+
+
+def test_debug_info_takes_the_mlir_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = load_text(
+        CASES["binary_same_types"].replace(
+            "tensor<8x16xf32>\n", 'tensor<8x16xf32> loc("f.py":1:2)\n', 1
+        )
+    )
+    monkeypatch.setattr(mlir, "_print_pretty", lambda m: pytest.fail("fast path with debug info"))
+    assert 'loc("f.py":1:2)' in write_text(module, debug_info=True)
+
+
+def test_check_mode_names_the_first_differing_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = load_text(CASES["binary_same_types"])
+    wrong = _reference(module).replace("stablehlo.add", "stablehlo.sub")
+    monkeypatch.setattr(mlir, "_print_pretty", lambda m: wrong)
+    monkeypatch.setattr(mlir, "CHECK_PRETTY", True)
+    with pytest.raises(InternalError, match=r"line 4:\n  ours: .*stablehlo\.sub"):
+        write_text(module)
+
+
+# -- whole models after the default pipeline take the fast path ----------------------------
+
+MODELS = sorted(
+    [ROOT / "benchmarks/data/gpt_2.mlir", ROOT / "benchmarks/data/gpt_4.mlir"]
+    + [
+        p
+        for p in (ROOT / "tests/models/data").glob("*.mlir")
+        # Ops the printer leaves to MLIR: chlo (top_k, erf_inv), convolution, sharding groups.
+        if p.stem not in {"convnet", "moe", "random_dropout", "sort_topk", "shard_alike"}
+    ]
+)
+
+
+def _propagated(path: Path):
+    module = load_text(path.read_text(), str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prepare_pass("sdy-propagation-pipeline")(module)
+    return module
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
+def test_models_take_the_fast_path(path: Path) -> None:
+    module = _propagated(path)
+    assert _pretty(module) == _reference(module)
+
+
+# -- random modules of the fuzzer ------------------------------------------------------------
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 10**6))
+def test_fuzz_modules_print_as_mlir(seed: int) -> None:
+    module = load_text(generate_module(seed))
+    try:
+        fast = _pretty(module)
+    except pretty_printer.Unsupported:
+        return
+    assert fast == _reference(module)
