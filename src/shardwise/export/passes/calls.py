@@ -36,6 +36,7 @@ from shardwise.sharding import TensorSharding
 __all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]
 
 _CALL = frozenset({"func.call"})
+_CALLS_AND_FUNCS = frozenset({"func.call", "func.func"})
 
 
 def propagate_to_func_results(module: Module) -> None:
@@ -151,10 +152,10 @@ def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) ->
     """Calls to clones of one original func with equal shardings share one callee."""
     calls: list[Op] = []
     funcs: list[Op] = []
-    for op in module.op.walk_post_order():  # one walk: the pass moves no op
+    for op in ops_in_post_order(module.op, _CALLS_AND_FUNCS):  # one walk: no op moves
         if op.name == "func.call":
             calls.append(op)
-        elif op.name == "func.func":
+        else:
             funcs.append(op)
     symbols = SymbolTable(module)
     callees = [callee_of(module, call, symbols) for call in calls]

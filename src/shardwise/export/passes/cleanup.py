@@ -96,7 +96,7 @@ def constraints_to_reshards(constraints: list[Op]) -> None:
         block = op.parent
         assert block is not None
         if id(op) not in index:
-            index.update((id(other), i) for i, other in enumerate(block.ops))
+            index.update({id(other): i for i, other in enumerate(block.ops)})
         _constraint_to_reshard(op, index[id(op)])
 
 

@@ -130,7 +130,7 @@ def _replace_with_call(op: Op, callee: str, positions: dict[int, int]) -> Op:
     assert block is not None
     index = positions.get(id(op))
     if index is None or index >= len(block.ops) or block.ops[index] is not op:
-        positions.update((id(other), i) for i, other in enumerate(block.ops))
+        positions.update({id(other): i for i, other in enumerate(block.ops)})
         index = positions[id(op)]
     call.parent = block
     block.ops[index] = call
