@@ -218,6 +218,43 @@ CASES = {
         "}\n"
         "}\n"
     ),
+    "sdy_collectives": (
+        "module {\n"
+        'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
+        'func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {\n'
+        '%0 = sdy.all_gather [{"x"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<8x16xf32>\n'
+        '%1 = sdy.all_slice [{}, {"y"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x16xf32>\n'
+        '%2 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{"y"}, {}]> : tensor<8x16xf32>\n'
+        '%3 = sdy.all_to_all [{"x"}: 0->1] %arg0 out_sharding=<@mesh, [{}, {"x"}]> : tensor<8x16xf32>\n'
+        '%4 = sdy.all_reduce {"y"} %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x16xf32>\n'
+        '%5 = sdy.reduce_scatter [{}, {"y"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x16xf32>\n'
+        '%6 = sdy.sharded_to_unreduced [{"x"}, {}] %arg0 out_sharding=<@mesh, [{}, {}], unreduced={"x"}> : tensor<8x16xf32>\n'
+        '%7 = sdy.replicated_to_unreduced {"y"} %arg0 out_sharding=<@mesh, [{"x"}, {}], unreduced={"y"}> {a.b} : tensor<8x16xf32>\n'
+        "%8 = sdy.propagation_barrier %arg0 allowed_direction=BACKWARD : tensor<8x16xf32>\n"
+        "%9 = sdy.propagation_barrier %8 allowed_direction=NONE : tensor<8x16xf32>\n"
+        "%10 = sdy.propagation_barrier %9 allowed_direction=FORWARD : tensor<8x16xf32>\n"
+        "%11 = stablehlo.negate %10 : tensor<8x16xf32>\n"
+        "sdy.sharding_group %11 group_id=3 : tensor<8x16xf32>\n"
+        "%12 = stablehlo.negate %11 : tensor<8x16xf32>\n"
+        '%13 = sdy.data_flow_edge %12 sharding=<@mesh, [{"x"}, {}]> : tensor<8x16xf32>\n'
+        "%14 = stablehlo.negate %13 : tensor<8x16xf32>\n"
+        "%15 = sdy.data_flow_edge %14 : tensor<8x16xf32>\n"
+        "%c = call @id(%15) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "%16 = sdy.func_data_flow_edge %c : tensor<8x16xf32>\n"
+        '%17 = sdy.named_computation<"foo">(%16) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] (%a: tensor<8x16xf32>) {\n'
+        "  sdy.return %a : tensor<8x16xf32>\n"
+        "} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        '%18 = sdy.named_computation<"bar">(%17) (%a: tensor<8x16xf32>) {\n'
+        "  %n = stablehlo.negate %a : tensor<8x16xf32>\n"
+        "  sdy.return %n : tensor<8x16xf32>\n"
+        "} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "return %18 : tensor<8x16xf32>\n"
+        "}\n"
+        "func.func private @id(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {\n"
+        "return %arg0 : tensor<8x16xf32>\n"
+        "}\n"
+        "}\n"
+    ),
     "custom_call_and_barrier": _func(
         '%0 = stablehlo.custom_call @Sharding(%arg0) {backend_config = "", mhlo.sharding = "{replicated}"} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n'
         "%1:2 = stablehlo.custom_call @two_results(%0, %arg0) {api_version = 4 : i32, has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>)\n"
@@ -261,6 +298,30 @@ CASES = {
         "%1 = stablehlo.add %0, %arg0 : tensor<8x16xf32>\n"
         "return %1 : tensor<8x16xf32>"
     ),
+    "dot_and_convolution": _func(
+        "%0 = stablehlo.dot %arg0, %arg1, precision = [DEFAULT, DEFAULT] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>\n"
+        "%1 = stablehlo.dot %arg0, %arg1 : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>\n"
+        "%2 = stablehlo.convolution(%arg2, %arg3) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 1], pad = [[0, 1], [1, 1]], lhs_dilate = [1, 1], rhs_dilate = [1, 2], reverse = [false, true]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x4x6x4xf32>\n"
+        "%3 = stablehlo.convolution(%arg2, %arg3) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x8x8x4xf32>\n"
+        "return %0, %1, %2, %3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x6x4xf32>, tensor<2x8x8x4xf32>",
+        "%arg0: tensor<8x16xf32>, %arg1: tensor<16x4xf32>, %arg2: tensor<2x8x8x3xf32>, %arg3: tensor<3x3x3x4xf32>",
+        "(tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x6x4xf32>, tensor<2x8x8x4xf32>)",
+    ),
+    "chlo_ops_and_result_names": _func(
+        "%0 = chlo.erf_inv %arg0 : tensor<8x16xf32> -> tensor<8x16xf32>\n"
+        "%1 = chlo.erf %0 : tensor<8x16xf32> -> tensor<8x16xf32>\n"
+        "%2 = chlo.lgamma %1 : tensor<8x16xf32> -> tensor<8x16xf32>\n"
+        "%v, %i = chlo.top_k(%2, k = 4) : tensor<8x16xf32> -> (tensor<8x4xf32>, tensor<8x4xi32>)\n"
+        "%v2, %i2 = chlo.top_k(%v, k = 2) : tensor<8x4xf32> -> (tensor<8x2xf32>, tensor<8x2xi32>)\n"
+        "%c = stablehlo.constant dense<1> : tensor<8x2xi32>\n"
+        "%3 = stablehlo.add %i2, %c : tensor<8x2xi32>\n"
+        "return %v2, %3 : tensor<8x2xf32>, tensor<8x2xi32>",
+        results="(tensor<8x2xf32>, tensor<8x2xi32>)",
+    ),
+    "quoted_attribute_name": _func(
+        '%0 = stablehlo.add %arg0, %arg0 {"odd-name" = 1 : i64, "b:(1)2" = {"x y" = 2 : i32}} : tensor<8x16xf32>\n'
+        "return %0 : tensor<8x16xf32>"
+    ),
     "dictionary_attributes": _func(
         "%0 = stablehlo.add %arg0, %arg0 {z.last = 1 : i64, a.first, m.dict = {b = 2 : i32, a = [1, 2]}} : tensor<8x16xf32>\n"
         '%1 = stablehlo.broadcast_in_dim %0, dims = [0, 1] {mhlo.frontend_attributes = {x = "1"}} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n'
@@ -287,7 +348,8 @@ FALLBACKS = {
     + "00000000" * 128
     + '"\n    }\n  }\n#-}\n',
     "chlo_op": _func(
-        "%0 = chlo.erf_inv %arg0 : tensor<8x16xf32> -> tensor<8x16xf32>\nreturn %0 : tensor<8x16xf32>"
+        "%0 = chlo.next_after %arg0, %arg0 : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>\n"
+        "return %0 : tensor<8x16xf32>"
     ),
     "unknown_stablehlo_op": _func(
         "%0 = stablehlo.cholesky %arg0, lower = true : tensor<16x16xf32>\nreturn %0 : tensor<16x16xf32>",
@@ -303,13 +365,6 @@ FALLBACKS = {
         "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
         "%0 = call @ext(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
         "return %0 : tensor<8xf32>\n}\n}\n"
-    ),
-    "quoted_attribute_name": _func(
-        '%0 = stablehlo.add %arg0, %arg0 {"odd-name" = 1 : i64} : tensor<8x16xf32>\n'
-        "return %0 : tensor<8x16xf32>"
-    ),
-    "sharding_group": _func(
-        "sdy.sharding_group %arg0 group_id=0 : tensor<8x16xf32>\nreturn %arg0 : tensor<8x16xf32>"
     ),
     "affine_map_attribute": _func(
         "%0 = stablehlo.add %arg0, %arg0 {m = affine_map<(d0) -> (d0)>} : tensor<8x16xf32>\n"
@@ -371,12 +426,7 @@ def test_check_mode_names_the_first_differing_line(monkeypatch: pytest.MonkeyPat
 
 MODELS = sorted(
     [ROOT / "benchmarks/data/gpt_2.mlir", ROOT / "benchmarks/data/gpt_4.mlir"]
-    + [
-        p
-        for p in (ROOT / "tests/models/data").glob("*.mlir")
-        # Ops the printer leaves to MLIR: chlo (top_k, erf_inv), convolution, sharding groups.
-        if p.stem not in {"convnet", "moe", "random_dropout", "sort_topk", "shard_alike"}
-    ]
+    + list((ROOT / "tests/models/data").glob("*.mlir"))
 )
 
 

@@ -50,6 +50,7 @@ _DOT_FIELDS = (
 )
 _INT_ELEMENT_RE = re.compile(r"[su]?i\d+")
 _COMPLEX_RE = re.compile(r"complex<(\w+)>")
+_SYMBOL_STRING_RE = re.compile(r'"[A-Za-z0-9_$.\- ]*"')
 _SYMBOL_REF_RE = re.compile(r"@[A-Za-z_][A-Za-z0-9_$.]*")
 
 
@@ -264,6 +265,89 @@ def _manual_computation(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     text = name + "(" + p.operands(op) + ") in_shardings=" + ins + " out_shardings=" + outs
     text += " manual_axes=" + axes + " (" + p.region_args(region.blocks[0]) + ") " + body
     elided = ("in_shardings", "out_shardings", "manual_axes")
+    return text + p.attr_dict(op, elided) + " : " + p.functional_type(op)
+
+
+def _collective(axes: str | None, prefix: str) -> OpPrinter:
+    """``name <axes> %x out_sharding=<...> {attrs} : type`` (the sdy collectives)."""
+
+    def print_op(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+        _only(op, 1, 1)
+        if "reduction_op" in op.properties:
+            raise Unsupported(f"{op.name} reduction_op")
+        text = name + " "
+        if axes is not None:
+            text += _stripped(p, op.properties.get(axes), prefix, ">") + " "
+        sharding = _stripped(p, op.properties.get("out_sharding"), "#sdy.sharding<")
+        text += p.operands(op) + " out_sharding=<" + sharding
+        elided = ("out_sharding",) if axes is None else ("out_sharding", axes)
+        return text + p.attr_dict(op, elided) + " : " + p.type_text(op.results[0].type)
+
+    return print_op
+
+
+_LISTS = "#sdy<list_of_axis_ref_lists"
+_register("sdy.all_gather")(_collective("gathering_axes", _LISTS))
+_register("sdy.all_slice")(_collective("slicing_axes", _LISTS))
+_register("sdy.reduce_scatter")(_collective("reduce_scatter_axes", _LISTS))
+_register("sdy.sharded_to_unreduced")(_collective("axes", _LISTS))
+_register("sdy.replicated_to_unreduced")(_collective("axes", "#sdy<axis_ref_list"))
+_register("sdy.all_reduce")(_collective("reduction_axes", "#sdy<axis_ref_list"))
+_register("sdy.all_to_all")(_collective("params", "#sdy<all_to_all_param_list"))
+_register("sdy.collective_permute")(_collective(None, ""))
+
+_DIRECTIONS = {"0 : i32": "NONE", "1 : i32": "FORWARD", "2 : i32": "BACKWARD", "3 : i32": "BOTH"}
+
+
+@_register("sdy.propagation_barrier")
+def _propagation_barrier(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 1, 1)
+    direction = _DIRECTIONS.get(p.prop_text(op, "allowed_direction"))
+    if direction is None:
+        raise Unsupported("propagation_barrier direction")
+    text = name + " " + p.operands(op) + " allowed_direction=" + direction
+    return text + p.attr_dict(op, ("allowed_direction",)) + " : " + p.types_text(op.operands)
+
+
+@_register("sdy.sharding_group")
+def _sharding_group(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 1, 0)
+    text = name + " " + p.operands(op) + " group_id=" + _integer(p, op, "group_id")
+    return text + p.attr_dict(op, ("group_id",)) + " : " + p.types_text(op.operands)
+
+
+@_register("sdy.data_flow_edge")
+def _data_flow_edge(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 1, 1)
+    text = name + " " + p.operands(op)
+    sharding = op.properties.get("sharding")
+    if sharding is not None:
+        text += " sharding=<" + _stripped(p, sharding, "#sdy.sharding<")
+    return text + p.attr_dict(op, ("sharding",)) + " : " + p.type_text(op.results[0].type)
+
+
+@_register("sdy.func_data_flow_edge")
+def _func_data_flow_edge(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 1, 1)
+    return name + " " + p.operands(op) + p.attr_dict(op) + " : " + p.type_text(op.results[0].type)
+
+
+@_register("sdy.named_computation")
+def _named_computation(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    if len(op.regions) != 1:
+        raise Unsupported("named_computation regions")
+    region = op.regions[0]
+    body = p.region(region, indent, "")
+    label = p.prop_text(op, "name")
+    if not _SYMBOL_STRING_RE.fullmatch(label):
+        raise Unsupported("named_computation name")
+    text = name + "<" + label + ">(" + p.operands(op) + ")"
+    for key in ("in_shardings", "out_shardings"):
+        value = op.properties.get(key)
+        if value is not None:
+            text += " " + key + "=" + _stripped(p, value, "#sdy.sharding_per_value<", ">")
+    text += " (" + p.region_args(region.blocks[0]) + ") " + body
+    elided = ("name", "in_shardings", "out_shardings")
     return text + p.attr_dict(op, elided) + " : " + p.functional_type(op)
 
 
@@ -631,6 +715,94 @@ def _custom_call(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     return text + p.attr_dict(op, tuple(elided)) + " : " + p.functional_type(op)
 
 
+@_register("stablehlo.dot")
+def _dot(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 2, 1)
+    text = name + " " + p.operands(op)
+    precision = op.properties.get("precision_config")
+    if precision is not None:
+        text += ", precision = " + _precisions(p.attr_text(precision))
+    return text + p.attr_dict(op, ("precision_config",)) + " : " + p.functional_type(op)
+
+
+_CONV_WINDOW = (
+    ("window_strides", "stride"),
+    ("padding", "pad"),
+    ("lhs_dilation", "lhs_dilate"),
+    ("rhs_dilation", "rhs_dilate"),
+    ("window_reversal", "reverse"),
+)
+_CONV_DIMS_RE = re.compile(r"#stablehlo\.conv<(\[[\w, ]*\]x\[[\w, ]*\]->\[[\w, ]*\])>")
+_BOOL_ARRAY_RE = re.compile(r"array<i1(?:: ((?:true|false)(?:, (?:true|false))*))?>")
+_PADDING_RE = re.compile(r"dense<(.*)> : tensor<(\d+)x2xi64>")
+
+
+@_register("stablehlo.convolution")
+def _convolution(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 2, 1)
+    m = _CONV_DIMS_RE.fullmatch(p.prop_text(op, "dimension_numbers"))
+    if m is None:
+        raise Unsupported("convolution dimension numbers")
+    window = []
+    for key, label in _CONV_WINDOW:
+        value = op.properties.get(key)
+        if value is None:
+            continue
+        text = p.attr_text(value)
+        if key == "padding":
+            window.append("pad = [" + _padding(text) + "]")
+        elif key == "window_reversal":
+            b = _BOOL_ARRAY_RE.fullmatch(text)
+            if b is None:
+                raise Unsupported("convolution window_reversal")
+            window.append("reverse = [" + (b.group(1) or "") + "]")
+        else:
+            window.append(label + " = " + _i64_list(text))
+    text = name + "(" + p.operands(op) + ") dim_numbers = " + m.group(1)
+    text += ", window = {" + ", ".join(window) + "}"
+    elided = ("dimension_numbers", *(key for key, _ in _CONV_WINDOW))
+    return text + p.attr_dict(op, elided) + " : " + p.functional_type(op)
+
+
+@functools.lru_cache(maxsize=256)
+def _padding(text: str) -> str:
+    """A ``dense<..> : tensor<Nx2xi64>`` padding as ``[lo, hi], [lo, hi]``."""
+    m = _PADDING_RE.fullmatch(text)
+    if m is None:
+        raise Unsupported("convolution padding")
+    rows = int(m.group(2))
+    body = m.group(1)
+    if re.fullmatch(r"-?\d+", body):
+        return ", ".join([f"[{body}, {body}]"] * rows)
+    pairs = re.findall(r"\[(-?\d+), (-?\d+)\]", body)
+    if "[" + ", ".join(f"[{a}, {b}]" for a, b in pairs) + "]" != body or len(pairs) != rows:
+        raise Unsupported("convolution padding")
+    return ", ".join(f"[{a}, {b}]" for a, b in pairs)
+
+
+_CHLO_UNARY = (
+    "acos acosh asin asinh atan atanh bessel_i1e conj cosh sinh tan digamma erf erf_inv erfc "
+    "is_inf lgamma square"
+).split()
+
+
+@_register(*("chlo." + n for n in _CHLO_UNARY))
+def _chlo_unary(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 1, 1)
+    text = name + " " + p.operands(op) + p.attr_dict(op) + " : "
+    return text + p.type_text(op.operands[0].type) + " -> " + p.type_text(op.results[0].type)
+
+
+@_register("chlo.top_k")
+def _top_k(p: Printer, op: ir.Op, indent: str, name: str) -> str:
+    _only(op, 1, 2)
+    if "is_stable" in op.properties:  # not in the jaxlib this was tested with
+        raise Unsupported("top_k is_stable")
+    text = name + "(" + p.operands(op) + ", k = " + _integer(p, op, "k")
+    text += ")" + p.attr_dict(op, ("k",)) + " : "
+    return text + p.type_text(op.operands[0].type) + " -> (" + p.types_text(op.results) + ")"
+
+
 # Ops without a custom form: MLIR prints them generically, with pretty value names.
 _GENERIC = (
     "gather scatter sort case if all_reduce all_gather reduce_scatter all_to_all "
@@ -643,12 +815,16 @@ def _generic(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     return p.generic(op, indent)
 
 
-def _constant_name(op: ir.Op) -> str:
+def _constant_name(op: ir.Op) -> list[str]:
     """``stablehlo.constant``'s result name: ``c`` for integer elements, else ``cst``."""
     type = op.results[0].type if op.results else None
     if type is None or type.__class__ is not ir.TensorType:
         raise Unsupported("constant type")
-    return "c" if _INT_ELEMENT_RE.fullmatch(type.element_type) else "cst"
+    return ["c" if _INT_ELEMENT_RE.fullmatch(type.element_type) else "cst"]
 
 
-NAME_HINTS: dict[str, Callable[[ir.Op], str]] = {"stablehlo.constant": _constant_name}
+# Ops that name their results (`getAsmResultNames`): one name per result.
+NAME_HINTS: dict[str, Callable[[ir.Op], list[str]]] = {
+    "stablehlo.constant": _constant_name,
+    "chlo.top_k": lambda op: ["values", "indices"],
+}

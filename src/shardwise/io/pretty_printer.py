@@ -81,7 +81,7 @@ class _Counters:
 class Printer:
     """One printout of a module. Caches live as long as the printout."""
 
-    def __init__(self, ops: dict[str, OpPrinter], hints: dict[str, Callable[[ir.Op], str]]):
+    def __init__(self, ops: dict[str, OpPrinter], hints: dict[str, Callable[[ir.Op], list[str]]]):
         self.ops = ops
         self.hints = hints
         # Names as referenced (``%3``, ``%0#1``, ``%arg2``, ``%c_0``), by value identity.
@@ -170,9 +170,13 @@ class Printer:
     def entry_text(self, name: str, value: Any) -> str:
         key = self.keys.get(name)
         if key is None:
-            if not _BARE_NAME_RE.fullmatch(name):
+            if _BARE_NAME_RE.fullmatch(name):
+                key = name
+            elif name and _PLAIN_TEXT_RE.fullmatch(name) and '"' not in name and "\\" not in name:
+                key = '"' + name + '"'  # printable: MLIR quotes it without escapes
+            else:
                 raise Unsupported(f"attribute name {name!r}")
-            key = self.keys[name] = name
+            self.keys[name] = key
         if type(value) is ir.RawAttr:
             text = value.text
             if text == "unit":
@@ -258,11 +262,13 @@ class Printer:
                 continue
             suggest = hints.get(op.name)
             if suggest is not None:
-                if len(results) != 1:
-                    raise Unsupported("a named multi-result op")
-                name = "%" + self.unique(suggest(op), state)
-                names[results[0]] = name
-                defs[id(op)] = name
+                hinted = suggest(op)
+                if len(hinted) != len(results):
+                    raise Unsupported(f"result names of {op.name}")
+                refs = ["%" + self.unique(h, state) for h in hinted]
+                for r, ref in zip(results, refs, strict=True):
+                    names[r] = ref
+                defs[id(op)] = ", ".join(refs)
                 continue
             base = "%" + str(state.value)
             state.value += 1
@@ -369,7 +375,7 @@ def _short_name(name: str, dialect: str) -> str:
 
 
 def print_pretty(
-    module: ir.Module, ops: dict[str, OpPrinter], hints: dict[str, Callable[[ir.Op], str]]
+    module: ir.Module, ops: dict[str, OpPrinter], hints: dict[str, Callable[[ir.Op], list[str]]]
 ) -> str:
     """The module as MLIR prints it in pretty form without locations; `Unsupported` if unsure."""
     if RESOURCES.get(module) is not None:
