@@ -153,12 +153,28 @@ class _Worklist:
     def __init__(self) -> None:
         self._stack: list[Op | None] = []
         self._index: dict[int, int] = {}
+        # While the driver skips settled seeded ops (`PropagationDriver._greedy`): the stack
+        # entries below `skippable` are seeded ops it may pop without a visit, but for those
+        # flagged in `required` (by stack index), which a push asked for (an op already on
+        # the worklist keeps its place) or which were known to need a visit from the start.
+        self.skippable = 0
+        self.required = bytearray()
 
     def push(self, op: Op) -> None:
-        if id(op) in self._index:
+        i = self._index.get(id(op))
+        if i is not None:
+            if i < self.skippable:
+                self.required[i] = 1
             return
         self._index[id(op)] = len(self._stack)
         self._stack.append(op)
+
+    def require(self, op_ids: list[int]) -> None:
+        """The ops with these ids need a visit even if they are skippable."""
+        for op_id in op_ids:
+            i = self._index.get(op_id)
+            if i is not None and i < self.skippable:
+                self.required[i] = 1
 
     def remove(self, op: Op) -> None:
         index = self._index.pop(id(op), None)
@@ -292,23 +308,32 @@ class PropagationDriver:
             "sdy.data_flow_edge": self._propagate_data_flow_edge,
             "sdy.func_data_flow_edge": self._propagate_func_data_flow_edge,
         }
-        # When the previous run vouches for the module, the seeded ops known to change nothing
-        # are popped without a visit until one visit changes something (`_positions_to_visit`).
-        to_visit = None
-        if self.previous_directions is not None:
-            to_visit = iter(self._positions_to_visit(seed, patterns))
-        n, popped = len(seed), 0
+        # When the previous run vouches for the module, a seeded op is at a fixed point until
+        # a write reaches it, which requeues it (a write that does not requeue every reader
+        # sets `unrequeued_write`, or names them). Only the seeded ops `_positions_to_visit`
+        # names and those a push asks for are visited; the others are popped without a visit,
+        # in the order the full loop would pop them.
+        skipping = self.previous_directions is not None
+        if skipping:
+            last = len(seed) - 1
+            required = worklist.required = bytearray(len(seed))
+            for position in self._positions_to_visit(seed, patterns):
+                required[last - position] = 1
+            worklist.skippable = len(seed)
         registered_op = self._propagate_registered_op
         while stack:
-            if to_visit is not None:
-                if self.changed or len(stack) != n - popped:  # a write, an erase or a push
-                    to_visit = None
+            if skipping and len(stack) == worklist.skippable:  # no pushed op above the seeded
+                if self.unrequeued_write:
+                    skipping = False
+                    worklist.skippable = 0
                 else:
-                    position = next(to_visit, n)
-                    self._pop_unvisited(seed[popped:position])
-                    popped = position + 1
-                    if position == n:
+                    # The next seeded op to visit: the highest flagged stack index.
+                    target = required.rfind(1, 0, len(stack))
+                    if target < len(stack) - 1:
+                        self._pop_unvisited(target + 1)
+                    if target < 0:
                         break
+                    worklist.skippable = target
             op = stack.pop()
             if op is None:  # removed
                 continue
@@ -333,16 +358,19 @@ class PropagationDriver:
                 pattern(op)
         self.current = None
 
-    def _pop_unvisited(self, ops: list[Op]) -> None:
-        """Pop `ops`, the next seeded ops on the worklist, without visiting them: each visit is
-        known to change nothing (`check_skips` computes it to make sure)."""
+    def _pop_unvisited(self, keep: int) -> None:
+        """Pop the worklist's entries above the first `keep` without visiting them: each
+        visit is known to change nothing (`check_skips` computes it to make sure)."""
+        stack, index = self.worklist._stack, self.worklist._index
+        popped = stack[keep:]
         if self.check_skips:
-            for op in ops:
-                self._check_skipped(op)
-        index = self.worklist._index
-        for op in ops:
-            del index[id(op)]
-        del self.worklist._stack[len(self.worklist._stack) - len(ops) :]
+            for op in popped:
+                if op is not None:
+                    self._check_skipped(op)
+        for op in popped:
+            if op is not None:
+                del index[id(op)]
+        del stack[keep:]
 
     def _positions_to_visit(self, seed: list[Op], patterns: dict) -> list[int]:
         """Positions in `seed` of the ops `_greedy` visits while the previous run vouches for
@@ -827,6 +855,7 @@ class PropagationDriver:
             self.unrequeued_write = True
         else:
             self.unsettled.update(readers)
+            self.worklist.require(readers)
 
     def _plain_readers(self, values: Sequence[Value]) -> list[int] | None:
         """The ids of the ops that read the shardings of `values` (their defining ops and
