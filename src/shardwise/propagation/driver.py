@@ -249,8 +249,8 @@ class PropagationDriver:
         self.unrequeued_write = False
         # What the previous run (same strategy, back to back) vouches for: when it ended, every
         # registered op outside its `unsettled` was at a fixed point of its step under the
-        # directions in its memo. Until this run changes something, an op whose directions are
-        # the same again is at that fixed point still, and its visit is skipped
+        # directions in its memo. An op whose directions are the same again is at that fixed
+        # point still until a write of this run reaches it, and its visit is skipped
         # (`_greedy`). A cache like the memoized step: off with it and under an observer.
         self.previous_directions: dict[tuple, tuple] | None = None
         self.previous_unsettled: set[int] = set()
