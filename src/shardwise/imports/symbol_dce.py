@@ -24,8 +24,9 @@ _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
 # StableHLO ops whose properties (their inherent attributes: the loader takes them from MLIR's
 # generic form) are all plain: dimension lists, dense elements, enums, dimension numbers; none
 # can name a symbol or hold a sharding. Their properties are not searched; their discardable
-# attributes are. Most ops of a model are of these kinds or have no properties at all.
-PLAIN_PROPERTY_OPS = frozenset(
+# attributes are. Most ops of a model are of these kinds or have no properties at all. So is
+# ``sdy.constant`` (its one property is the ``value`` of the constant it was imported from).
+PLAIN_PROPERTY_OPS = frozenset({"sdy.constant"}) | frozenset(
     "stablehlo." + name
     for name in (
         "broadcast_in_dim",
