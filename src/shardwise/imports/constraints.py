@@ -31,11 +31,11 @@ from shardwise.propagation.sharding_access import (
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
-__all__ = ["apply_sharding_constraints"]
+__all__ = ["CONSTRAINT_TARGETS", "apply_sharding_constraints"]
 
 _CONSTRAINT = "sdy.sharding_constraint"
 _MANUAL = "sdy.manual_computation"
-_TARGETS = frozenset({_CONSTRAINT, _MANUAL})
+CONSTRAINT_TARGETS = frozenset({_CONSTRAINT, _MANUAL})
 
 
 def _in_sharding(op: Op, index: int) -> TensorSharding | None:
@@ -175,11 +175,17 @@ def apply_sharding_constraints(
     module: Module,
     debug_sharding_origins: bool = False,
     debug_propagation_edge_sharding: bool = False,
+    targets: list[Op] | None = None,
 ) -> None:
-    """Apply every constraint / manual-computation in-sharding (walk in MLIR's post-order)."""
+    """Apply every constraint / manual-computation in-sharding (walk in MLIR's post-order).
+
+    `targets`: the module's ``CONSTRAINT_TARGETS`` ops in post-order, if the caller has them.
+    """
     debug = DebugInfoRecorder(module, debug_sharding_origins, debug_propagation_edge_sharding)
     recorder = debug if debug.enabled else None
-    for op in ops_in_post_order(module.op, _TARGETS):
+    if targets is None:
+        targets = ops_in_post_order(module.op, CONSTRAINT_TARGETS)
+    for op in targets:
         if op.name == _CONSTRAINT:
             _apply_constraint_op(op, recorder)
         else:

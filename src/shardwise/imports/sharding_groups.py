@@ -13,20 +13,20 @@ from shardwise.imports.common import ops_in_post_order
 from shardwise.ir import Module, Op, RawAttr, Value
 from shardwise.propagation.groups import group_id_of
 
-__all__ = ["sharding_group_import"]
+__all__ = ["SHARDING_GROUP", "sharding_group_import"]
 
-_GROUP = frozenset({"sdy.sharding_group"})
+SHARDING_GROUP = frozenset({"sdy.sharding_group"})
 
 
 def _manual_parent(op: Op) -> Op | None:
     return next((a for a in op.ancestors() if a.name == "sdy.manual_computation"), None)
 
 
-def _collect_and_validate(module: Module) -> dict[Value, list[Op]]:
+def _collect_and_validate(groups: list[Op]) -> dict[Value, list[Op]]:
     by_value: dict[Value, list[Op]] = {}
     manual_of: dict[int, Op | None] = {}
     shape_of: dict[int, tuple] = {}
-    for op in ops_in_post_order(module.op, _GROUP):
+    for op in groups:
         value = op.operands[0]
         by_value.setdefault(value, []).append(op)
         group = group_id_of(op)
@@ -60,9 +60,14 @@ def _union(parent: dict[int, int], a: int, b: int) -> None:
         parent[rb] = ra  # llvm::EquivalenceClasses keeps the first argument's leader
 
 
-def sharding_group_import(module: Module) -> None:
-    """Merge groups that share a value, renumber them densely, drop duplicate members."""
-    by_value = _collect_and_validate(module)
+def sharding_group_import(module: Module, groups: list[Op] | None = None) -> None:
+    """Merge groups that share a value, renumber them densely, drop duplicate members.
+
+    `groups`: the module's ``sdy.sharding_group`` ops in post-order, if the caller has them.
+    """
+    if groups is None:
+        groups = ops_in_post_order(module.op, SHARDING_GROUP)
+    by_value = _collect_and_validate(groups)
     if not by_value:
         return
     parent: dict[int, int] = {}

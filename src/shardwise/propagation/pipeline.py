@@ -26,7 +26,9 @@ from shardwise.imports import (
     sharding_group_import,
     symbol_dce,
 )
-from shardwise.ir import Module, ops_in_pre_order
+from shardwise.imports.constraints import CONSTRAINT_TARGETS
+from shardwise.imports.sharding_groups import SHARDING_GROUP
+from shardwise.ir import Module, ops_in_post_order, ops_in_pre_order
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
 from shardwise.verify import verify_module
@@ -79,12 +81,15 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
         if op_in_manual_computation(module, "sdy.named_computation"):  # an imported call
             verify_module(module)
         symbol_dce(module)
+        # One walk for both passes: applying constraints adds, moves or erases no group.
+        found = ops_in_post_order(module.op, CONSTRAINT_TARGETS | SHARDING_GROUP)
         apply_sharding_constraints(
             module,
             debug_sharding_origins=options.debug_sharding_origins,
             debug_propagation_edge_sharding=options.debug_propagation_edge_sharding,
+            targets=[op for op in found if op.name in CONSTRAINT_TARGETS],
         )
-        sharding_group_import(module)
+        sharding_group_import(module, [op for op in found if op.name in SHARDING_GROUP])
     # Default mode: `import_func_calls` turned every call into a named computation.
     pre_order_funcs(module, without_calls=not options.dedup_functions_fully)
 
