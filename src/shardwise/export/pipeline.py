@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardwise.export.passes import PASSES, cleanup, sink
+from shardwise.export.passes import calls as export_calls
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, ops_in_pre_order
@@ -197,7 +198,15 @@ def post_propagation_pipeline(
     else:
         PASSES["sdy-export-named-computations"](module)
         PASSES["sdy-propagate-to-func-results"](module)
-    PASSES["sdy-unflatten-call-graph"](module)
+    found = export_calls.unflatten_call_graph(module)
     _symbol_dce()(module)
-    PASSES["sdy-insert-func-call-reshards"](module)
+    # The calls the unflattening found, but those in funcs symbol-dce erased: a fresh walk's.
+    calls = [call for call in found if _in_module(module, call)]
+    export_calls.insert_func_call_reshards(module, calls)
     export_pipeline(module, options)
+
+
+def _in_module(module: Module, op: Op) -> bool:
+    while op.parent_op is not None:
+        op = op.parent_op
+    return op is module.op

@@ -79,10 +79,15 @@ def _reshard_call_results(call: Op, func_shardings: list[TensorSharding]) -> Non
     set_per_value(call, SHARDING_ATTR, func_shardings)
 
 
-def insert_func_call_reshards(module: Module) -> None:
-    """Call results take the callee's result shardings; a reshard restores the old one."""
+def insert_func_call_reshards(module: Module, calls: list[Op] | None = None) -> None:
+    """Call results take the callee's result shardings; a reshard restores the old one.
+
+    `calls`: the module's ``func.call`` ops in post-order, if the caller has them.
+    """
     symbols = SymbolTable(module)
-    for call in ops_in_post_order(module.op, _CALL):
+    if calls is None:
+        calls = ops_in_post_order(module.op, _CALL)
+    for call in calls:
         func_shardings = func_result_shardings(module, callee_of(module, call, symbols))
         if func_shardings is None:
             call_shardings = get_per_value(call, SHARDING_ATTR)
@@ -148,8 +153,10 @@ def _func_cache(callees: list[Op], key: _Keys, fully: bool) -> dict[tuple, Op]:
     return cache
 
 
-def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> None:
-    """Calls to clones of one original func with equal shardings share one callee."""
+def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> list[Op]:
+    """Calls to clones of one original func with equal shardings share one callee.
+
+    Returns the module's calls in post-order (the pass moves no op)."""
     calls: list[Op] = []
     funcs: list[Op] = []
     for op in ops_in_post_order(module.op, _CALLS_AND_FUNCS):  # one walk: no op moves
@@ -167,3 +174,4 @@ def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) ->
     for func in funcs:
         func.attributes.pop(ORIGINAL_FUNC_NAME_ATTR, None)
         func.attributes.pop(FUNC_MANUAL_AXES_ATTR, None)
+    return calls
