@@ -19,6 +19,7 @@ from shardwise.export.passes import PASSES, cleanup, sink
 from shardwise.export.passes import calls as export_calls
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.export.sharding_scan import scan_shardings
+from shardwise.imports.common import is_in_module
 from shardwise.ir import Module, Op, ops_in_pre_order
 from shardwise.propagation.pipeline import op_in_manual_computation
 from shardwise.verify import verify_module
@@ -201,12 +202,6 @@ def post_propagation_pipeline(
     found = export_calls.unflatten_call_graph(module)
     _symbol_dce()(module)
     # The calls the unflattening found, but those in funcs symbol-dce erased: a fresh walk's.
-    calls = [call for call in found if _in_module(module, call)]
+    calls = [call for call in found if is_in_module(module, call)]
     export_calls.insert_func_call_reshards(module, calls)
     export_pipeline(module, options)
-
-
-def _in_module(module: Module, op: Op) -> bool:
-    while op.parent_op is not None:
-        op = op.parent_op
-    return op is module.op

@@ -30,6 +30,7 @@ __all__ = [
     "ORIGINAL_FUNC_NAME_ATTR",
     "calls_by_func",
     "has_body",
+    "is_in_module",
     "funcs_in_call_graph_order",
     "ops_in_post_order",
     "ops_in_pre_order",
@@ -115,6 +116,13 @@ def calls_in_call_graph_order(module: Module, pre_order: bool = False) -> list[O
     """`walkCalls`: the calls of each func (program order) with funcs in call-graph order."""
     calls = calls_by_func(module)
     return [c for f in funcs_in_call_graph_order(module, pre_order, calls) for c in calls[f]]
+
+
+def is_in_module(module: Module, op: Op) -> bool:
+    """Whether `op` is (nested) in `module`: not in an op erased or detached since."""
+    while op.parent_op is not None:
+        op = op.parent_op
+    return op is module.op
 
 
 def original_func_name(func: Op) -> str:

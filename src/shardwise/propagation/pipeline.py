@@ -26,6 +26,7 @@ from shardwise.imports import (
     sharding_group_import,
     symbol_dce,
 )
+from shardwise.imports.common import is_in_module
 from shardwise.imports.constraints import CONSTRAINT_TARGETS
 from shardwise.imports.sharding_groups import SHARDING_GROUP
 from shardwise.ir import Module, ops_in_post_order, ops_in_pre_order
@@ -74,15 +75,20 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
         flatten_call_graph(module)
         symbol_dce(module)
         import_func_calls(module)
+        # One walk for the next steps (which add, move or erase no group, constraint or
+        # manual computation, but for symbol-dce's erasures): constraint targets include
+        # manual computations.
+        found = ops_in_post_order(module.op, CONSTRAINT_TARGETS | SHARDING_GROUP)
         # Shardy verifies after every pass. A call inlined into a manual computation's body
         # puts the callee's manual computations and shardings under the caller's manual axes,
         # where naming one of those axes is invalid ("... already bound by a parent
         # sdy.manual_computation op"); only then can this step make a valid module invalid.
-        if op_in_manual_computation(module, "sdy.named_computation"):  # an imported call
+        if any(op.name == _MANUAL_COMPUTATION_NAME for op in found) and op_in_manual_computation(
+            module, "sdy.named_computation"
+        ):  # an imported call
             verify_module(module)
         symbol_dce(module)
-        # One walk for both passes: applying constraints adds, moves or erases no group.
-        found = ops_in_post_order(module.op, CONSTRAINT_TARGETS | SHARDING_GROUP)
+        found = [op for op in found if is_in_module(module, op)]
         apply_sharding_constraints(
             module,
             debug_sharding_origins=options.debug_sharding_origins,
@@ -104,7 +110,8 @@ def op_in_manual_computation(module: Module, op_name: str) -> bool:
     )
 
 
-_MANUAL_COMPUTATION = frozenset({"sdy.manual_computation"})
+_MANUAL_COMPUTATION_NAME = "sdy.manual_computation"
+_MANUAL_COMPUTATION = frozenset({_MANUAL_COMPUTATION_NAME})
 
 
 def propagation_pipeline(
