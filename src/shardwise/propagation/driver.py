@@ -238,6 +238,12 @@ class PropagationDriver:
             if direction_fn is propagate_any or getattr(direction_fn, "op_invariant", False)
             else None
         )
+        # Without that memo (the first op-priority round): the directions of each op's latest
+        # step by op id, `_ANY_DIRECTIONS` if its latest visit found no sharding (a step that
+        # changes nothing under any directions), for the next run to compare with.
+        self.op_directions: dict[int, object] | None = (
+            {} if self.directions_memo is None and memoize_steps and observer is None else None
+        )
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
         # Registered ops whose latest step in this run changed a sharding: not known to be at
@@ -253,6 +259,7 @@ class PropagationDriver:
         # point still until a write of this run reaches it, and its visit is skipped
         # (`_greedy`). A cache like the memoized step: off with it and under an observer.
         self.previous_directions: dict[tuple, tuple] | None = None
+        self.previous_op_directions: dict[int, object] | None = None
         self.previous_unsettled: set[int] = set()
         if (
             previous is not None
@@ -261,9 +268,12 @@ class PropagationDriver:
             and memoize_steps
             and observer is None
             and self.directions_memo is not None
-            and previous.directions_memo is not None
+            and (previous.directions_memo is not None or previous.op_directions is not None)
         ):
             self.previous_directions = previous.directions_memo
+            if self.previous_directions is None:  # compared op by op instead
+                self.previous_directions = {}
+                self.previous_op_directions = previous.op_directions
             self.previous_unsettled = previous.unsettled
         # The seeded ops (pre-order, the module op left out) and `_visit_key` of each, kept
         # from run to run while no op is erased (the walk would find the same ops).
@@ -397,8 +407,15 @@ class PropagationDriver:
             self.seed_keys = (by_key, firsts)
         by_key, firsts = self.seed_keys
         positions = list(by_key.get(_ALWAYS, ()))
+        per_op = self.previous_op_directions
         for key, op in firsts.items():
-            if previous.get(key) != self._directions(op, key[1]):
+            directions = self._directions(op, key[1])
+            if per_op is not None:  # each op against the directions of its latest step
+                for position in by_key[key]:
+                    old = per_op.get(id(seed[position]))
+                    if old is not _ANY_DIRECTIONS and old != directions:
+                        positions.append(position)
+            elif previous.get(key) != directions:
                 positions += by_key[key]
         index, last = self.worklist._index, len(seed) - 1
         positions += [last - index[i] for i in self.previous_unsettled if i in index]
@@ -542,6 +559,8 @@ class PropagationDriver:
         result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):
+            if self.op_directions is not None:
+                self.op_directions[id(op)] = _ANY_DIRECTIONS
             return
         if self.propagate_tensor_shardings(
             op,
@@ -562,7 +581,10 @@ class PropagationDriver:
         answer depends on more (a custom call's target, a bitcast's types)."""
         memo_key = self._memo_key(op, rule)
         if memo_key is None:
-            return _step_directions(rule, self._direction_for(op))
+            directions = _step_directions(rule, self._direction_for(op))
+            if self.op_directions is not None:
+                self.op_directions[id(op)] = directions
+            return directions
         memo = self.directions_memo
         directions = memo.get(memo_key)  # type: ignore[union-attr]
         if directions is None:
@@ -895,6 +917,8 @@ _NOT_PLAIN_READERS = frozenset(
 
 # `_visit_key` of an op `_greedy` always visits.
 _ALWAYS = object()
+# `PropagationDriver.op_directions` of an op whose latest visit found no sharding.
+_ANY_DIRECTIONS = object()
 
 # Ops whose op-priority directions depend on more than their name and rule.
 _DIRECTIONS_BY_MORE_THAN_NAME = frozenset({"stablehlo.custom_call", "stablehlo.bitcast_convert"})
