@@ -31,7 +31,7 @@ from shardwise.propagation.sharding_access import (
     set_func_result_sharding,
     set_sharding,
 )
-from shardwise.propagation.sharding_walker import get_per_value, set_per_value
+from shardwise.propagation.sharding_walker import get_per_value, memoized_transform, set_per_value
 from shardwise.sharding import DimensionSharding, TensorSharding
 
 __all__ = [
@@ -110,18 +110,39 @@ def _update_list(meshes: Meshes, types: list[Type], shardings: list[TensorShardi
     return new
 
 
-def _update_func(meshes: Meshes, func: Op) -> None:
+class _EvenlySharded:
+    """`evenly_sharded` once per (sharding object, tensor type): a big func's arguments
+    share a few of each."""
+
+    def __init__(self, meshes: Meshes) -> None:
+        self.meshes = meshes
+        self.known: dict[tuple[int, TensorType], tuple[TensorSharding, TensorSharding]] = {}
+
+    def __call__(self, sharding: TensorSharding, tensor: TensorType) -> TensorSharding:
+        hit = self.known.get((id(sharding), tensor))
+        if hit is not None:
+            return hit[1]
+        new = evenly_sharded(sharding, tensor, _mesh_of(self.meshes, sharding))
+        self.known[(id(sharding), tensor)] = (sharding, new)  # holds `sharding`: its id stays
+        return new
+
+
+def _update_func(even: _EvenlySharded, func: Op) -> None:
+    """A sharding left as it is (the same object) is not written back (a no-op)."""
     for arg in func.regions[0].entry.args:
         sharding = get_sharding(arg)
         tensor = _static_tensor(arg.type)
         if sharding is not None and tensor is not None:
-            set_sharding(arg, evenly_sharded(sharding, tensor, _mesh_of(meshes, sharding)))
+            new = even(sharding, tensor)
+            if new is not sharding:
+                set_sharding(arg, new)
     for i, type in enumerate(func_result_types(func)):
         sharding = get_func_result_sharding(func, i)
         tensor = _static_tensor(type)
         if sharding is not None and tensor is not None:
-            new = evenly_sharded(sharding, tensor, _mesh_of(meshes, sharding))
-            set_func_result_sharding(func, i, new)
+            new = even(sharding, tensor)
+            if new is not sharding:
+                set_func_result_sharding(func, i, new)
 
 
 def _update_manual_computation(meshes: Meshes, op: Op) -> None:
@@ -140,8 +161,9 @@ def _update_manual_computation(meshes: Meshes, op: Op) -> None:
 def update_non_divisible_input_output_shardings(module: Module) -> None:
     """Func args/results, call results and manual-computation edges become evenly sharded."""
     meshes = module.meshes()
+    even = _EvenlySharded(meshes)
     for func in module.funcs:
-        _update_func(meshes, func)
+        _update_func(even, func)
     # One walk for both kinds: each update rewrites only its own op's attributes, so doing
     # calls and manual computations interleaved ends the same as all calls first.
     manual_computations = []
@@ -198,11 +220,13 @@ def main_func(module: Module) -> Op:
 def remove_sub_axes_in_input_output_shardings(module: Module) -> None:
     """Open dims of the main func's arg/result shardings are cut at their first sub-axis."""
     func = main_func(module)
+    # Once per sharding object; one left as it is (the same object) is not written back.
+    remove = memoized_transform(_remove_sub_axes)
     for arg in func.regions[0].entry.args:
         sharding = get_sharding(arg)
-        if sharding is not None:
-            set_sharding(arg, _remove_sub_axes(sharding))
+        if sharding is not None and remove(sharding) is not sharding:
+            set_sharding(arg, remove(sharding))
     for i in range(len(func_result_types(func))):
         sharding = get_func_result_sharding(func, i)
-        if sharding is not None:
-            set_func_result_sharding(func, i, _remove_sub_axes(sharding))
+        if sharding is not None and remove(sharding) is not sharding:
+            set_func_result_sharding(func, i, remove(sharding))
