@@ -349,7 +349,14 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
         fast = _print_pretty(module)
         if fast is not None:
             if CHECK_PRETTY:
-                _check_pretty(fast, _write_with_mlir(module, generic, debug_info))
+                try:
+                    reference = _write_with_mlir(module, generic, debug_info)
+                except ShardwiseError as e:
+                    raise InternalError(
+                        f"the pure-Python pretty printer printed a module MLIR rejects: {e}",
+                        e.location,
+                    ) from None
+                _check_pretty(fast, reference)
             return fast
     return _write_with_mlir(module, generic, debug_info)
 

@@ -101,12 +101,24 @@ def _only(op: ir.Op, operands: int | None, results: int | None) -> None:
 
 
 def _same_type(p: Printer, op: ir.Op) -> str:
-    """StableHLO's ``SameOperandsAndResultType``: one type if all equal, else functional."""
+    """StableHLO's ``SameOperandsAndResultType``: one type if all equal, else functional.
+
+    The ops printed so are elementwise: operands and result of another shape would fail MLIR's
+    verifier, so they give up (the MLIR path reports them).
+    """
     result = op.results[0].type
     for v in op.operands:
         if v.type is not result and v.type != result:
+            if op.name != "stablehlo.clamp":  # its bounds may be 0-d
+                _same_shapes(op)
             return p.functional_type(op)
     return p.type_text(result)
+
+
+def _same_shapes(op: ir.Op) -> None:
+    shapes = {getattr(v.type, "shape", None) for v in (*op.operands, *op.results)}
+    if len(shapes) != 1 or None in shapes:
+        raise Unsupported(f"{op.name} operands and result of different shapes")
 
 
 # -- builtin and func -------------------------------------------------------------------------
@@ -136,6 +148,7 @@ def _func(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     for i, arg in enumerate(args):
         text = p.names[arg] + ": " + p.type_text(arg.type)
         if arg_dicts is not None:
+            _check_func_sharding(p, arg_dicts[i], arg.type)
             text += _dict_suffix(p, arg_dicts[i])
         parts.append(text)
     result_types = ir.func_result_types(op)
@@ -181,8 +194,17 @@ def _dict_suffix(p: Printer, attrs: ir.DictAttr) -> str:
     return " {" + text + "}" if text else ""
 
 
+def _check_func_sharding(p: Printer, attrs: ir.DictAttr, type: ir.Type) -> None:
+    sharding = attrs.entries.get("sdy.sharding")
+    if sharding is not None:
+        p.check_sharding(sharding, [type], per_value=False)
+
+
 def _func_results(p: Printer, op: ir.Op, type_texts: list[str]) -> str:
     dicts = _attr_dicts(op, "res_attrs", len(type_texts))
+    if dicts is not None:
+        for d, t in zip(dicts, ir.func_result_types(op), strict=True):
+            _check_func_sharding(p, d, t)
     suffixes = [_dict_suffix(p, d) for d in dicts] if dicts is not None else [""] * len(type_texts)
     if len(type_texts) == 1 and not suffixes[0]:
         return type_texts[0]
@@ -210,6 +232,11 @@ def _call(p: Printer, op: ir.Op, indent: str, name: str) -> str:
 @_register("func.return")
 def _func_return(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     _only(op, None, 0)
+    func = op.parent_op
+    if func is None or func.name != "func.func":
+        raise Unsupported("func.return outside a func.func")
+    if [v.type for v in op.operands] != ir.func_result_types(func):
+        raise Unsupported("func.return of other types than the function's results")
     text = name + p.attr_dict(op)
     if op.operands:
         text += " " + p.operands(op) + " : " + p.types_text(op.operands)
@@ -230,7 +257,9 @@ def _mesh(p: Printer, op: ir.Op, indent: str, name: str) -> str:
 @_register("sdy.reshard", "sdy.sharding_constraint")
 def _reshard(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     _only(op, 1, 1)
-    sharding = _stripped(p, op.properties.get("sharding"), "#sdy.sharding<")
+    value = op.properties.get("sharding")
+    p.check_sharding(value, [op.results[0].type], per_value=False)
+    sharding = _stripped(p, value, "#sdy.sharding<")
     text = name + " " + p.operands(op) + " <" + sharding + p.attr_dict(op, ("sharding",))
     return text + " : " + p.type_text(op.results[0].type)
 
@@ -258,7 +287,16 @@ def _manual_computation(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     if len(op.regions) != 1:
         raise Unsupported("manual_computation regions")
     region = op.regions[0]
-    body = p.region(region, indent, "")
+    axes = op.properties.get("manual_axes")
+    names = getattr(axes, "axes", None)
+    if names is None:
+        raise Unsupported("manual_computation manual_axes")
+    outer = p.manual_axes
+    p.manual_axes = {**outer, **{n: op.location for n in names if n not in outer}}
+    try:
+        body = p.region(region, indent, "")
+    finally:
+        p.manual_axes = outer
     ins = _stripped(p, op.properties.get("in_shardings"), "#sdy.sharding_per_value<", ">")
     outs = _stripped(p, op.properties.get("out_shardings"), "#sdy.sharding_per_value<", ">")
     axes = _stripped(p, op.properties.get("manual_axes"), "#sdy<manual_axes", ">")
@@ -267,34 +305,6 @@ def _manual_computation(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     elided = ("in_shardings", "out_shardings", "manual_axes")
     return text + p.attr_dict(op, elided) + " : " + p.functional_type(op)
 
-
-def _collective(axes: str | None, prefix: str) -> OpPrinter:
-    """``name <axes> %x out_sharding=<...> {attrs} : type`` (the sdy collectives)."""
-
-    def print_op(p: Printer, op: ir.Op, indent: str, name: str) -> str:
-        _only(op, 1, 1)
-        if "reduction_op" in op.properties:
-            raise Unsupported(f"{op.name} reduction_op")
-        text = name + " "
-        if axes is not None:
-            text += _stripped(p, op.properties.get(axes), prefix, ">") + " "
-        sharding = _stripped(p, op.properties.get("out_sharding"), "#sdy.sharding<")
-        text += p.operands(op) + " out_sharding=<" + sharding
-        elided = ("out_sharding",) if axes is None else ("out_sharding", axes)
-        return text + p.attr_dict(op, elided) + " : " + p.type_text(op.results[0].type)
-
-    return print_op
-
-
-_LISTS = "#sdy<list_of_axis_ref_lists"
-_register("sdy.all_gather")(_collective("gathering_axes", _LISTS))
-_register("sdy.all_slice")(_collective("slicing_axes", _LISTS))
-_register("sdy.reduce_scatter")(_collective("reduce_scatter_axes", _LISTS))
-_register("sdy.sharded_to_unreduced")(_collective("axes", _LISTS))
-_register("sdy.replicated_to_unreduced")(_collective("axes", "#sdy<axis_ref_list"))
-_register("sdy.all_reduce")(_collective("reduction_axes", "#sdy<axis_ref_list"))
-_register("sdy.all_to_all")(_collective("params", "#sdy<all_to_all_param_list"))
-_register("sdy.collective_permute")(_collective(None, ""))
 
 _DIRECTIONS = {"0 : i32": "NONE", "1 : i32": "FORWARD", "2 : i32": "BACKWARD", "3 : i32": "BOTH"}
 
@@ -314,16 +324,6 @@ def _sharding_group(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     _only(op, 1, 0)
     text = name + " " + p.operands(op) + " group_id=" + _integer(p, op, "group_id")
     return text + p.attr_dict(op, ("group_id",)) + " : " + p.types_text(op.operands)
-
-
-@_register("sdy.data_flow_edge")
-def _data_flow_edge(p: Printer, op: ir.Op, indent: str, name: str) -> str:
-    _only(op, 1, 1)
-    text = name + " " + p.operands(op)
-    sharding = op.properties.get("sharding")
-    if sharding is not None:
-        text += " sharding=<" + _stripped(p, sharding, "#sdy.sharding<")
-    return text + p.attr_dict(op, ("sharding",)) + " : " + p.type_text(op.results[0].type)
 
 
 @_register("sdy.func_data_flow_edge")
@@ -789,6 +789,7 @@ _CHLO_UNARY = (
 @_register(*("chlo." + n for n in _CHLO_UNARY))
 def _chlo_unary(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     _only(op, 1, 1)
+    _same_shapes(op)
     text = name + " " + p.operands(op) + p.attr_dict(op) + " : "
     return text + p.type_text(op.operands[0].type) + " -> " + p.type_text(op.results[0].type)
 

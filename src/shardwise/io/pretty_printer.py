@@ -7,6 +7,12 @@ attribute text it has not verified, a construct MLIR would print with an alias -
 `Unsupported` for the whole module, and the caller takes the MLIR path instead: giving up is
 always correct, a wrong text never is.
 
+The MLIR path verifies the module as it parses it; this one checks what a pass of ours can
+get wrong - every sharding against its value's type and mesh (`shardwise.verify`, once per
+distinct sharding and types) - and leaves the ops whose MLIR verifiers check more (the sdy
+collectives, ``sdy.data_flow_edge``) to the MLIR path. Where a check fails it gives up, and the
+MLIR path reports the error as before. Other invalid IR (a wrong result type) is printed.
+
 Value names follow MLIR's AsmPrinter (`SSANameState`): each region is numbered as a whole
 (its block arguments, then its ops' results) before any region nested in it; a nested region
 starts from the counters its parent region ended with, and sibling regions from the same
@@ -22,7 +28,10 @@ from collections.abc import Callable
 from typing import Any
 
 from shardwise import ir
+from shardwise.errors import VerifyError
 from shardwise.io.generic_text import RESOURCES
+from shardwise.sharding import TensorSharding, TensorShardingPerValue
+from shardwise.verify import verify_sharding_per_value, verify_tensor_sharding
 
 __all__ = ["Unsupported", "print_pretty", "OpPrinter", "Printer"]
 
@@ -99,6 +108,11 @@ class Printer:
         # Op names as printed, by default dialect (``func.return`` is ``return`` in a func).
         self.short_names: dict[str, dict[str, str]] = {}
         self.checked: dict[str, str] = {}
+        # Sharding checks: the module's meshes, the shardings (and types) found valid, and the
+        # axes made manual by the enclosing manual computations.
+        self.meshes: dict[str, Any] = {}
+        self.valid: set[tuple[Any, ...]] = set()
+        self.manual_axes: dict[str, Any] = {}
         # Block-argument names a parent op gives its regions (``iterArg``), by op name.
         self.arg_hints: dict[str, str] = {"stablehlo.while": "iterArg"}
 
@@ -115,6 +129,10 @@ class Printer:
             # MLIR prints a dense attribute of over 100 elements as a hex string: a long list
             # (which our own passes may build) would not come back as written.
             raise Unsupported("a large dense attribute")
+        if "{}p" in text:
+            # An empty closed dimension with a priority: MLIR's verifier rejects the module
+            # (a pass can leave one, and only the MLIR path reports it).
+            raise Unsupported("an empty closed dimension sharding with a priority")
         for elements in _DENSE_LIST_RE.findall(text):
             if len(set(_DENSE_ELEMENT_RE.findall(elements))) <= 1:
                 # All elements equal: MLIR prints the splat form (``dense<3>``).
@@ -223,6 +241,26 @@ class Printer:
             raise Unsupported(f"{op.name} without {name}")
         return self.attr_text(value)
 
+    def check_sharding(self, value: Any, types: list[ir.Type], per_value: bool) -> None:
+        """Give up unless `value` is a valid sharding (per value) for values of `types`.
+
+        MLIR would verify it on the way; a pass may have left an invalid one (an axis twice).
+        """
+        key = (id(value), tuple(self.manual_axes), *[id(t) for t in types])
+        if key in self.valid:
+            return
+        manual = self.manual_axes or None
+        try:
+            if per_value and type(value) is TensorShardingPerValue:
+                verify_sharding_per_value(value, types, self.meshes, manual_axes=manual)
+            elif not per_value and type(value) is TensorSharding and len(types) == 1:
+                verify_tensor_sharding(value, types[0], self.meshes, manual_axes=manual)
+            else:
+                raise Unsupported("a sharding attribute that is not a parsed sharding")
+        except VerifyError as e:
+            raise Unsupported(f"an invalid sharding: {e.message}") from None
+        self.valid.add(key)
+
     def symbol(self, attr: Any) -> str:
         """A symbol name (StringAttr text ``"main"``) as ``@main``; quoted names give up."""
         m = _SYMBOL_STRING_RE.fullmatch(str(attr))
@@ -329,6 +367,9 @@ class Printer:
             printer = printers.get(op_name)
             if printer is None or op.successors:
                 raise Unsupported(f"op {op_name}")
+            sharding = op.attributes.get("sdy.sharding")
+            if sharding is not None:
+                self.check_sharding(sharding, [r.type for r in op.results], per_value=True)
             if op.results:
                 append(inner + defs[id(op)] + " = " + printer(self, op, inner, name) + "\n")
             else:
@@ -381,6 +422,7 @@ def print_pretty(
     if RESOURCES.get(module) is not None:
         raise Unsupported("dialect resources")
     printer = Printer(ops, hints)
+    printer.meshes = module.meshes()
     top = module.op
     if top.results or top.operands or len(top.regions) != 1:
         raise Unsupported("module signature")
