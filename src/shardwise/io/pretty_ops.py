@@ -399,7 +399,8 @@ def _complex(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     m = _COMPLEX_RE.fullmatch(result.element_type)
     if m is None:
         raise Unsupported("complex element type")
-    real = p.type_text(ir.TensorType(result.shape, m.group(1), result.encoding))
+    # str, not `type_text`: its cache is by identity, and this type is a temporary.
+    real = str(ir.TensorType(result.shape, m.group(1), result.encoding))
     if all(p.type_text(v.type) == real for v in op.operands):
         types = p.type_text(result)
     else:

@@ -103,8 +103,6 @@ class Printer:
         self.attrs: dict[Any, str] = {}
         self.attr_ids: dict[int, str] = {}
         self.keys: dict[str, str] = {}
-        # `` {name = text}`` of a one-attribute dictionary, by the value's identity.
-        self.single: dict[int, tuple[str, str]] = {}
         # Op names as printed, by default dialect (``func.return`` is ``return`` in a func).
         self.short_names: dict[str, dict[str, str]] = {}
         self.checked: dict[str, str] = {}
@@ -216,14 +214,13 @@ class Printer:
         if not props or (len(props) <= len(elided) and all(k in elided for k in props)):
             if not attrs:
                 return ""
-            if len(attrs) == 1:  # most often one sharding: its text by the value's identity
+            if len(attrs) == 1:  # most often one sharding, whose text is known by identity
                 for name, value in attrs.items():
-                    known = self.single.get(id(value))
-                    if known is not None and known[0] == name:
-                        return known[1]
-                    text = " {" + self.entry_text(name, value) + "}"
-                    self.single[id(value)] = (name, text)
-                    return text
+                    text = self.attr_ids.get(id(value))
+                    key = self.keys.get(name)
+                    if text is None or key is None:
+                        return " {" + self.entry_text(name, value) + "}"
+                    return " {" + key + " = " + text + "}"
             return " {" + self.entries_text(attrs, ()) + "}"
         if not attrs:
             merged = props
@@ -246,7 +243,8 @@ class Printer:
 
         MLIR would verify it on the way; a pass may have left an invalid one (an axis twice).
         """
-        key = (id(value), tuple(self.manual_axes), *[id(t) for t in types])
+        # By text: passes give many ops equal but distinct sharding values.
+        key = (self.attr_text(value), tuple(self.manual_axes), *[self.type_text(t) for t in types])
         if key in self.valid:
             return
         manual = self.manual_axes or None
@@ -359,6 +357,9 @@ class Printer:
         printers = self.ops
         defs = self.defs
         append = out.append
+        attr_ids = self.attr_ids
+        types = self.types
+        valid = self.valid
         for op in block.ops:
             op_name = op.name
             name = short.get(op_name)
@@ -367,13 +368,19 @@ class Printer:
             printer = printers.get(op_name)
             if printer is None or op.successors:
                 raise Unsupported(f"op {op_name}")
-            sharding = op.attributes.get("sdy.sharding")
-            if sharding is not None:
-                self.check_sharding(sharding, [r.type for r in op.results], per_value=True)
             if op.results:
                 append(inner + defs[id(op)] + " = " + printer(self, op, inner, name) + "\n")
             else:
                 append(inner + printer(self, op, inner, name) + "\n")
+            sharding = op.attributes.get("sdy.sharding")
+            if sharding is not None:
+                # Printed: the texts of the sharding and of a single result type are known.
+                results = op.results
+                if len(results) == 1 and not self.manual_axes:
+                    key = (attr_ids.get(id(sharding)), (), types.get(id(results[0].type)))
+                    if key in valid:
+                        continue
+                self.check_sharding(sharding, [r.type for r in results], per_value=True)
         out.append(indent + "}")
         return "".join(out)
 
