@@ -129,11 +129,15 @@ class TensorSharding:
     @property
     def is_fully_replicated(self) -> bool:
         """No dimension is sharded (replicated and unreduced axes are ignored)."""
-        return all(not d.axes for d in self.dim_shardings)
+        # A loop, not all(...) over a generator: propagation asks on every write.
+        for d in self.dim_shardings:  # noqa: SIM110
+            if d.axes:
+                return False
+        return True
 
     @property
     def empty_axes(self) -> bool:
-        return self.is_fully_replicated and not self.replicated_axes and not self.unreduced_axes
+        return not self.replicated_axes and not self.unreduced_axes and self.is_fully_replicated
 
     def dim_axes(self) -> Iterator[AxisRef]:
         for d in self.dim_shardings:
