@@ -120,22 +120,26 @@ def memoized_transform(fn: TransformFn) -> TransformFn:
 
     A module holds few distinct shardings (17 values in 645 objects among a 64-layer GPT's 5.7k
     shardings): a sharding seen before is looked up by identity, then by value (comparing by
-    value walks every dim); a result equal to its input is the input itself, so the walker's
-    ``is`` test skips writing it back.
+    value walks every dim); a result equal to its input is the input object itself (also for
+    another object equal to the first), so the walker's ``is`` test skips writing it back
+    without comparing them.
     """
     by_id: dict[int, tuple[TensorSharding, TensorSharding]] = {}
-    by_value: dict[TensorSharding, TensorSharding] = {}
+    by_value: dict[TensorSharding, TensorSharding | None] = {}  # None: unchanged
 
     def transform(sharding: TensorSharding) -> TensorSharding:
         hit = by_id.get(id(sharding))
         if hit is not None:
             return hit[1]
-        result = by_value.get(sharding)
-        if result is None:
+        if sharding in by_value:
+            result = by_value[sharding]
+        else:
             result = fn(sharding)
             if result == sharding:
-                result = sharding
+                result = None
             by_value[sharding] = result
+        if result is None:
+            result = sharding
         by_id[id(sharding)] = (sharding, result)  # holding `sharding` keeps its id unique
         return result
 
