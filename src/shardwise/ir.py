@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shardwise.errors import UNKNOWN_LOCATION, Location
+from shardwise.hashing import cached_hash
 
 __all__ = [
     "TensorType",
@@ -74,6 +75,10 @@ class TensorType:
     shape: tuple[int, ...]
     element_type: str
     encoding: str | None = None
+    # Hashed once: types are keys of the rule cache and of memoized steps' rules, per op.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    __hash__ = cached_hash
 
     def __str__(self) -> str:
         dims = "".join(("?" if d == DYNAMIC else str(d)) + "x" for d in self.shape)
