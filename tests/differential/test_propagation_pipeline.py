@@ -148,7 +148,7 @@ def test_full_pipeline_unmemoized_matches_reference(text: str):
 
 @pytest.fixture
 def checked_skips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every visit the driver skips (`PropagationDriver._skip_settled`) is computed and must
+    """Every visit the driver skips (`shardwise.propagation.worklist`) is computed and must
     change nothing; returns the names of the ops skipped so far."""
     skipped: list[str] = []
     check = PropagationDriver._check_skipped
