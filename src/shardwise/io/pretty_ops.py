@@ -233,6 +233,11 @@ def _func_return(p: Printer, op: ir.Op, indent: str, name: str) -> str:
         raise Unsupported("func.return outside a func.func")
     if [v.type for v in op.operands] != ir.func_result_types(func):
         raise Unsupported("func.return of other types than the function's results")
+    return _return_form(p, op, name)
+
+
+def _return_form(p: Printer, op: ir.Op, name: str) -> str:
+    """``name {attrs} %a, %b : type, type`` (func's and sdy's return)."""
     text = name + p.attr_dict(op)
     if op.operands:
         text += " " + p.operands(op) + " : " + p.types_text(op.operands)
@@ -272,10 +277,7 @@ def _constant(p: Printer, op: ir.Op, indent: str, name: str) -> str:
 @register("sdy.return")
 def _sdy_return(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     only(op, None, 0)
-    text = name + p.attr_dict(op)
-    if op.operands:
-        text += " " + p.operands(op) + " : " + p.types_text(op.operands)
-    return text
+    return _return_form(p, op, name)
 
 
 @register("sdy.manual_computation")
