@@ -30,7 +30,7 @@ from shardwise.rules.registry import has_rule_function
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
-__all__ = ["ALWAYS", "ANY_DIRECTIONS", "SettledOpSkip", "Worklist"]
+__all__ = ["ANY_DIRECTIONS", "SettledOpSkip", "Worklist"]
 
 
 class Worklist:
@@ -117,13 +117,13 @@ class SettledOpSkip:
                 positions_of_key = by_key.get(key)
                 if positions_of_key is None:
                     by_key[key] = [position]
-                    if key is not ALWAYS:
+                    if key is not _ALWAYS:
                         firsts[key] = op
                 else:
                     positions_of_key.append(position)
             self.seed_keys = (by_key, firsts)
         by_key, firsts = self.seed_keys
-        positions = list(by_key.get(ALWAYS, ()))
+        positions = list(by_key.get(_ALWAYS, ()))
         per_op = self.previous_op_directions
         for key, op in firsts.items():
             directions = self._directions(op, key[1])
@@ -140,14 +140,14 @@ class SettledOpSkip:
 
     def _visit_key(self, op: Op, patterns: dict) -> tuple | object | None:
         """What decides whether `_greedy` visits `op`: its directions memo key (visited if
-        its directions changed), `ALWAYS`, or None for an op whose visit does nothing (no rule
+        its directions changed), `_ALWAYS`, or None for an op whose visit does nothing (no rule
         and no rule function)."""
         rule = op.attributes.get(SHARDING_RULE_ATTR)
         if type(rule) is OpShardingRule:
             key = self._memo_key(op, rule)
-            return ALWAYS if key is None else key
+            return _ALWAYS if key is None else key
         if op.name in patterns or has_rule_function(op.name) or SHARDING_RULE_ATTR in op.attributes:
-            return ALWAYS
+            return _ALWAYS
         return None
 
     def _check_skipped(self, op: Op) -> None:
@@ -245,6 +245,6 @@ _NOT_PLAIN_READERS = frozenset(
 )
 
 # `_visit_key` of an op `_greedy` always visits.
-ALWAYS = object()
+_ALWAYS = object()
 # `PropagationDriver.op_directions` of an op whose latest visit found no sharding.
 ANY_DIRECTIONS = object()
