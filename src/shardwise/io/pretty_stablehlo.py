@@ -11,6 +11,7 @@ import functools
 import re
 
 from shardwise import ir
+from shardwise.errors import ShardwiseError
 from shardwise.io.pretty_ops import (
     ENUM_RE,
     I32_RE,
@@ -25,16 +26,10 @@ from shardwise.io.pretty_ops import (
     same_type,
 )
 from shardwise.io.pretty_printer import OpPrinter, Printer, Unsupported
+from shardwise.rules.stablehlo_attrs import parse_dot_dimension_numbers
 
 __all__: list[str] = []
 
-_DOT_FIELD_RE = re.compile(r"(\w+) = \[((?:-?\d+(?:, -?\d+)*)?)\]")
-_DOT_FIELDS = (
-    "lhs_batching_dimensions",
-    "rhs_batching_dimensions",
-    "lhs_contracting_dimensions",
-    "rhs_contracting_dimensions",
-)
 _INT_ELEMENT_RE = re.compile(r"[su]?i\d+")
 _COMPLEX_RE = re.compile(r"complex<(\w+)>")
 
@@ -243,24 +238,30 @@ def _dot_general(p: Printer, op: ir.Op, indent: str, name: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def _dot_dims(text: str) -> str:
     """``#stablehlo.dot<lhs_contracting_dimensions = [2], ...>`` -> ``contracting_dims = ...``."""
-    if not (text.startswith("#stablehlo.dot<") and text.endswith(">")):
-        raise Unsupported("dot dimension numbers")
-    fields = dict(_DOT_FIELD_RE.findall(text))
-    rebuilt = ", ".join(f"{k} = [{fields[k]}]" for k in _DOT_FIELDS if fields.get(k))
-    if "#stablehlo.dot<" + rebuilt + ">" != text or not set(fields) <= set(_DOT_FIELDS):
+    try:
+        dims = parse_dot_dimension_numbers(text)
+    except ShardwiseError:
+        raise Unsupported("dot dimension numbers") from None
+    fields = {
+        "lhs_batching_dimensions": dims.lhs_batching_dimensions,
+        "rhs_batching_dimensions": dims.rhs_batching_dimensions,
+        "lhs_contracting_dimensions": dims.lhs_contracting_dimensions,
+        "rhs_contracting_dimensions": dims.rhs_contracting_dimensions,
+    }
+    # Printed back, the fields must give the text itself: no other field, no other spelling.
+    rebuilt = ", ".join(f"{k} = [{_joined(v)}]" for k, v in fields.items() if v)
+    if "#stablehlo.dot<" + rebuilt + ">" != text:
         raise Unsupported("dot dimension numbers")
     out = ""
-    if fields.get("lhs_batching_dimensions") or fields.get("rhs_batching_dimensions"):
-        lhs, rhs = (
-            fields.get("lhs_batching_dimensions", ""),
-            fields.get("rhs_batching_dimensions", ""),
-        )
+    if dims.lhs_batching_dimensions or dims.rhs_batching_dimensions:
+        lhs, rhs = _joined(dims.lhs_batching_dimensions), _joined(dims.rhs_batching_dimensions)
         out = f"batching_dims = [{lhs}] x [{rhs}], "
-    lhs, rhs = (
-        fields.get("lhs_contracting_dimensions", ""),
-        fields.get("rhs_contracting_dimensions", ""),
-    )
+    lhs, rhs = _joined(dims.lhs_contracting_dimensions), _joined(dims.rhs_contracting_dimensions)
     return out + f"contracting_dims = [{lhs}] x [{rhs}]"
+
+
+def _joined(values: tuple[int, ...]) -> str:
+    return ", ".join(map(str, values))
 
 
 @functools.lru_cache(maxsize=256)
