@@ -20,6 +20,7 @@ from shardwise.export.passes import calls as export_calls
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.imports.common import is_in_module
+from shardwise.imports.sharding_groups import SHARDING_GROUP
 from shardwise.ir import Module, Op, ops_in_pre_order
 from shardwise.propagation.pipeline import op_in_manual_computation
 from shardwise.verify import verify_module
@@ -122,7 +123,7 @@ class _Collected:
 _MANUAL_COMPUTATION = "sdy.manual_computation"
 _COLLECTED = (
     sink.EDGES_AND_DATA_FLOW_OPS
-    | cleanup.SHARDING_GROUP
+    | SHARDING_GROUP
     | cleanup.SHARDING_CONSTRAINT
     | {_MANUAL_COMPUTATION}
 )
@@ -138,7 +139,7 @@ def _collect(module: Module) -> _Collected:
             name = op.name
             if name == _MANUAL_COMPUTATION:
                 found.manual_computation = True
-            if name in cleanup.SHARDING_GROUP:
+            if name in SHARDING_GROUP:
                 found.groups.append(op)
             elif not in_func:
                 continue

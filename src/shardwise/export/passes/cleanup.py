@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from shardwise.imports.sharding_groups import SHARDING_GROUP
 from shardwise.ir import (
     SHARDING_RULE_ATTR,
     Module,
@@ -23,7 +24,6 @@ from shardwise.sharding import TensorSharding
 
 __all__ = [
     "SHARDING_CONSTRAINT",
-    "SHARDING_GROUP",
     "close_shardings",
     "constraints_to_reshards",
     "remove_sharding_groups",
@@ -34,7 +34,6 @@ __all__ = [
     "PROPAGATION_DEBUG_ATTRS",
 ]
 
-SHARDING_GROUP = frozenset({"sdy.sharding_group"})
 SHARDING_CONSTRAINT = frozenset({"sdy.sharding_constraint"})
 
 PROPAGATION_DEBUG_ATTRS = (

@@ -224,9 +224,9 @@ def remove_sub_axes_in_input_output_shardings(module: Module) -> None:
     remove = memoized_transform(_remove_sub_axes)
     for arg in func.regions[0].entry.args:
         sharding = get_sharding(arg)
-        if sharding is not None and remove(sharding) is not sharding:
-            set_sharding(arg, remove(sharding))
+        if sharding is not None and (new := remove(sharding)) is not sharding:
+            set_sharding(arg, new)
     for i in range(len(func_result_types(func))):
         sharding = get_func_result_sharding(func, i)
-        if sharding is not None and remove(sharding) is not sharding:
-            set_func_result_sharding(func, i, remove(sharding))
+        if sharding is not None and (new := remove(sharding)) is not sharding:
+            set_func_result_sharding(func, i, new)
