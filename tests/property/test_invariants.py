@@ -24,7 +24,7 @@ from shardwise.io import mlir as mlir_io
 from shardwise.io.mlir import load_text, write_file, write_text
 from shardwise.io.reference import parse_and_print, run_pass
 from shardwise.ir import Module, Op, func_result_types
-from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
+from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 from shardwise.sharding import TensorSharding
 from shardwise.syntax import parse_sdy_attribute
 

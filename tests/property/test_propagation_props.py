@@ -19,7 +19,7 @@ from shardwise.fuzz.runner import PASS_NAMES, run_ours
 from shardwise.fuzz.worker import ReferenceWorker
 from shardwise.io.mlir import load_text
 from shardwise.ir import func_result_types
-from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
+from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 from shardwise.sharding import TensorSharding
 
 MODELS = sorted((Path(__file__).parents[1] / "models" / "data").glob("*.mlir"))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.propagation import data_flow, sharding_access, sharding_walker
+from shardwise.sdy import data_flow, sharding_walker
+from shardwise.sdy import shardings as sharding_access
 from shardwise.sharding import TensorSharding
 
 

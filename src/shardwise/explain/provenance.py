@@ -33,8 +33,8 @@ from shardwise.ir import Module, Op, Value
 from shardwise.propagation.factor_propagation import PropagationDirection
 from shardwise.propagation.passes import op_priority_round
 from shardwise.propagation.projection import ShardingProjection
-from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
 from shardwise.rules.rule import OpShardingRule, factor_symbol
+from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = [

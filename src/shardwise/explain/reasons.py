@@ -29,8 +29,8 @@ from shardwise.explain.provenance import (
 from shardwise.ir import Module
 from shardwise.propagation.factor_propagation import PropagationDirection
 from shardwise.propagation.projection import ShardingProjection
-from shardwise.propagation.sharding_access import get_sharding
 from shardwise.rules.rule import FactorType, factor_symbol
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = ["blocked_axes"]
@@ -214,7 +214,7 @@ def _lost_on_factor(obs, step: _Step, tensors, me: int, j: int, f: int, axis: st
 
 def _manual_around(key: Key) -> set[str]:
     """The manual axes of every sdy.manual_computation enclosing a tensor."""
-    from shardwise.propagation.data_flow import manual_axes_of
+    from shardwise.sdy.manual_computation import manual_axes_of
 
     if isinstance(key, str):
         return set()

@@ -26,7 +26,7 @@ from shardwise.explain.run import all_keys, explain_module, key_name, key_type
 from shardwise.explain.text import format_explanation, where
 from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = [

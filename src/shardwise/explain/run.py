@@ -20,7 +20,7 @@ from shardwise.ir import Module, Type, Value, func_result_types
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import OP_PRIORITY_ROUNDS
 from shardwise.propagation.pipeline import export_after_propagation, import_and_propagate
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.shardings import get_sharding
 
 __all__ = ["Explained", "explain_module", "find_keys", "key_name", "all_keys"]
 

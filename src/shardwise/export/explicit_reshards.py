@@ -52,18 +52,18 @@ from shardwise.export.explicit_reshards_unreduced import (
 )
 from shardwise.export.explicit_reshards_util import compatible_factor_sharding
 from shardwise.export.passes.collective_attrs import axis_ref_list_attr
-from shardwise.export.passes.func_utils import callee_of, func_arg_shardings
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, SymbolTable, Value
 from shardwise.mesh import Mesh
-from shardwise.propagation import data_flow
 from shardwise.propagation.projection import Axes, ShardingProjection
-from shardwise.propagation.sharding_access import (
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sdy import data_flow
+from shardwise.sdy.funcs import callee_of, func_arg_shardings
+from shardwise.sdy.shardings import (
     get_func_result_sharding,
     get_sharding,
 )
-from shardwise.rules.registry import get_or_create_sharding_rule
-from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
 __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barriers"]

@@ -28,8 +28,8 @@ from shardwise.propagation.projection import (
     TensorFactorShardings,
     UpdateTensorShardings,
 )
-from shardwise.propagation.sharding_access import get_sharding, set_sharding
 from shardwise.rules.rule import FactorType, OpShardingRule, TensorMapping
+from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = [

@@ -19,10 +19,10 @@ from shardwise.export.passes import PASSES, cleanup, sink
 from shardwise.export.passes import calls as export_calls
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
 from shardwise.export.sharding_scan import scan_shardings
-from shardwise.imports.common import is_in_module
-from shardwise.imports.sharding_groups import SHARDING_GROUP
 from shardwise.ir import Module, Op, ops_in_pre_order
-from shardwise.propagation.pipeline import op_in_manual_computation
+from shardwise.sdy.call_graph import is_in_module
+from shardwise.sdy.manual_computation import op_in_manual_computation
+from shardwise.sdy.sharding_groups import SHARDING_GROUP
 from shardwise.verify import verify_module
 
 __all__ = ["ExportOptions", "export_pipeline", "post_propagation_pipeline"]

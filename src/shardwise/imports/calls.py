@@ -15,18 +15,6 @@ from __future__ import annotations
 import warnings
 
 from shardwise.errors import InputError
-from shardwise.imports.common import (
-    ORIGINAL_FUNC_NAME_ATTR,
-    callee_name,
-    calls_in_call_graph_order,
-    func_arg_shardings,
-    func_result_shardings,
-    funcs_in_call_graph_order,
-    has_body,
-    is_static_shaped,
-    ops_in_post_order,
-    original_func_name,
-)
 from shardwise.imports.data_flow_edges import EdgePlacer, add_data_flow_edges_to
 from shardwise.ir import (
     SHARDING_ATTR,
@@ -41,7 +29,19 @@ from shardwise.ir import (
     string_attr,
     symbol_ref,
 )
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.call_graph import (
+    ORIGINAL_FUNC_NAME_ATTR,
+    callee_name,
+    calls_in_call_graph_order,
+    func_arg_shardings,
+    func_result_shardings,
+    funcs_in_call_graph_order,
+    has_body,
+    is_static_shaped,
+    ops_in_post_order,
+    original_func_name,
+)
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorShardingPerValue
 
 __all__ = [

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from shardwise.imports.calls import clone_func_recursively
-from shardwise.imports.common import callee_name, funcs_in_call_graph_order, original_func_name
 from shardwise.ir import (
     Module,
     Op,
@@ -28,7 +27,8 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
-from shardwise.propagation.op_properties import ELEMENTWISE_OPS, is_elementwise
+from shardwise.sdy.call_graph import callee_name, funcs_in_call_graph_order, original_func_name
+from shardwise.sdy.op_properties import ELEMENTWISE_OPS, is_elementwise
 
 __all__ = ["constant_or_scalar_splitter"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shardwise.imports.common import ops_in_post_order
 from shardwise.ir import (
     Module,
     Op,
@@ -22,13 +21,14 @@ from shardwise.ir import (
     replace_uses_if,
 )
 from shardwise.propagation.debug_info import DebugInfoRecorder
-from shardwise.propagation.sharding_access import (
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.sdy.call_graph import ops_in_post_order
+from shardwise.sdy.shardings import (
     data_flow_edge_for_target,
     get_sharding,
     set_sharding,
     shardable_value,
 )
-from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = ["CONSTRAINT_TARGETS", "apply_sharding_constraints"]

@@ -6,10 +6,10 @@ edge op takes over all uses of its owner and a copy of the owner's current shard
 
 from __future__ import annotations
 
-from shardwise.imports.common import is_static_shaped, ops_in_post_order
 from shardwise.ir import Block, Module, Op, Value
-from shardwise.propagation import data_flow
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy import data_flow
+from shardwise.sdy.call_graph import is_static_shaped, ops_in_post_order
+from shardwise.sdy.shardings import get_sharding
 
 __all__ = [
     "EdgePlacer",

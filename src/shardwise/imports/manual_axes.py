@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import VerifyError
-from shardwise.imports.common import mesh_of, ops_in_post_order
 from shardwise.ir import Module, Op, OpaqueType, Type
 from shardwise.mesh import Mesh
+from shardwise.sdy.call_graph import mesh_of, ops_in_post_order
 from shardwise.sharding import ManualAxes, MeshRef, TensorSharding, TensorShardingPerValue
 
 __all__ = ["manual_axes_cleanup", "common_mesh_or_ref"]

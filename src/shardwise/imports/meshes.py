@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from shardwise.imports.common import mesh_of
 from shardwise.imports.symbol_dce import PLAIN_PROPERTY_OPS
 from shardwise.ir import (
     ArrayAttr,
@@ -23,7 +22,8 @@ from shardwise.ir import (
     symbol_ref_name,
 )
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_walker import transform_shardings
+from shardwise.sdy.call_graph import mesh_of
+from shardwise.sdy.sharding_walker import transform_shardings
 from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 
 __all__ = ["lift_inlined_meshes", "remove_size_one_axes"]

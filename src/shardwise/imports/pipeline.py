@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from shardwise.imports.calls import propagate_sharding_from_func_to_call
-from shardwise.imports.common import ops_in_post_order
 from shardwise.imports.constants import constant_or_scalar_splitter
 from shardwise.imports.constraints import apply_sharding_constraints
 from shardwise.imports.data_flow_edges import add_data_flow_edges_to_ops
@@ -12,7 +11,8 @@ from shardwise.imports.meshes import lift_inlined_meshes, remove_size_one_axes
 from shardwise.imports.sharding_groups import sharding_group_import
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module
-from shardwise.propagation import data_flow
+from shardwise.sdy import data_flow
+from shardwise.sdy.call_graph import ops_in_post_order
 
 __all__ = ["import_pipeline"]
 

@@ -9,13 +9,11 @@ comment about the minimum id does not hold), and a group keeps one op per value.
 from __future__ import annotations
 
 from shardwise.errors import VerifyError
-from shardwise.imports.common import ops_in_post_order
 from shardwise.ir import Module, Op, RawAttr, Value
-from shardwise.propagation.groups import group_id_of
+from shardwise.sdy.call_graph import ops_in_post_order
+from shardwise.sdy.sharding_groups import SHARDING_GROUP, group_id_of
 
-__all__ = ["SHARDING_GROUP", "sharding_group_import"]
-
-SHARDING_GROUP = frozenset({"sdy.sharding_group"})
+__all__ = ["sharding_group_import"]
 
 
 def _manual_parent(op: Op) -> Op | None:

@@ -40,14 +40,14 @@ from shardwise.ir import (
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation.projection import ShardingProjection, TensorFactorShardings
-from shardwise.propagation.sharding_access import (
+from shardwise.rules.rule import OpShardingRule, TensorMapping
+from shardwise.sdy.shardings import (
     data_flow_edge_for_target,
     get_func_result_sharding,
     get_sharding,
     owning_op,
     shardable_value,
 )
-from shardwise.rules.rule import OpShardingRule, TensorMapping
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = ["DebugInfoRecorder", "combine_observers", "maximum_propagation_step"]

@@ -29,16 +29,20 @@ from shardwise.ir import (
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
-from shardwise.propagation import data_flow
 from shardwise.propagation.factor_propagation import (
     PropagationDirection,
     new_tensor_shardings,
     propagate_op_shardings,
 )
 from shardwise.propagation.groups import ShardingGroupMap
-from shardwise.propagation.op_properties import has_no_memory_effect, is_elementwise
 from shardwise.propagation.projection import ShardingProjection
-from shardwise.propagation.sharding_access import (
+from shardwise.propagation.worklist import ANY_DIRECTIONS, SettledOpSkip, Worklist
+from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sdy import data_flow
+from shardwise.sdy.funcs import callee_name
+from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
+from shardwise.sdy.shardings import (
     data_flow_edge_for_source,
     get_func_result_sharding,
     get_operand_shardings,
@@ -48,9 +52,6 @@ from shardwise.propagation.sharding_access import (
     set_sharding,
     shardable_value,
 )
-from shardwise.propagation.worklist import ANY_DIRECTIONS, SettledOpSkip, Worklist
-from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
-from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
 __all__ = [
@@ -250,7 +251,7 @@ class PropagationDriver(SettledOpSkip):
     def _collect_callers(self) -> dict[str, list[Op]]:
         callers: dict[str, list[Op]] = {}
         for op in ops_in_pre_order(self.module.op, _CALL):
-            callee = str(op.get_attr("callee")).lstrip("@")
+            callee = callee_name(op)
             callers.setdefault(callee, []).append(op)
         return callers
 
@@ -382,7 +383,7 @@ class PropagationDriver(SettledOpSkip):
             elif user.is_terminator:
                 self._notify_terminator_user(user, index, seen)
             elif user.name == "func.call":
-                callee = self.funcs.get(str(user.get_attr("callee")).lstrip("@"))
+                callee = self.funcs.get(callee_name(user))
                 if callee is not None and callee.regions and callee.regions[0].blocks:
                     self._notify_users_modified(callee.regions[0].entry.args[index], seen)
             else:
@@ -522,7 +523,7 @@ class PropagationDriver(SettledOpSkip):
         else:
             call = operand.defining_op
             assert call is not None
-            callee = self.funcs[str(call.get_attr("callee")).lstrip("@")]
+            callee = self.funcs[callee_name(call)]
             terminator = callee.regions[0].entry.terminator
             sources = []
             if terminator is not None and terminator.name == "func.return":

@@ -12,15 +12,11 @@ import warnings
 
 from shardwise.errors import PropagationError
 from shardwise.ir import Block, Module, Op, Value
-from shardwise.propagation.sharding_access import get_sharding, set_sharding
+from shardwise.sdy.sharding_groups import group_id_of
+from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = ["ShardingGroupMap", "group_id_of"]
-
-
-def group_id_of(op: Op) -> int:
-    """The ``group_id`` of an ``sdy.sharding_group`` op (printed ``3 : i64``)."""
-    return int(str(op.get_attr("group_id")).split(":")[0].strip())
 
 
 def _is_fully_replicated_and_open(sharding: TensorSharding) -> bool:

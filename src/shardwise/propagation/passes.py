@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, TensorType, Value, func_result_types
 from shardwise.mesh import Mesh
-from shardwise.propagation import data_flow
 from shardwise.propagation.debug_info import DebugInfoRecorder, combine_observers
 from shardwise.propagation.driver import (
     DirectionFn,
@@ -33,9 +32,11 @@ from shardwise.propagation.factor_propagation import (
     PropagationDirection,
 )
 from shardwise.propagation.groups import ShardingGroupMap
-from shardwise.propagation.op_properties import is_elementwise
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.sharding_access import (
+from shardwise.rules.rule import FactorType, OpShardingRule
+from shardwise.sdy import data_flow
+from shardwise.sdy.op_properties import is_elementwise
+from shardwise.sdy.shardings import (
     data_flow_edge_for_target,
     get_func_result_sharding,
     get_op_shardings,
@@ -44,7 +45,6 @@ from shardwise.propagation.sharding_access import (
     set_sharding,
     stores_no_result_sharding,
 )
-from shardwise.rules.rule import FactorType, OpShardingRule
 from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 
 __all__ = [

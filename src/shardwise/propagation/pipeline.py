@@ -26,18 +26,18 @@ from shardwise.imports import (
     sharding_group_import,
     symbol_dce,
 )
-from shardwise.imports.common import is_in_module
 from shardwise.imports.constraints import CONSTRAINT_TARGETS
-from shardwise.imports.sharding_groups import SHARDING_GROUP
-from shardwise.ir import Module, ops_in_post_order, ops_in_pre_order
+from shardwise.ir import Module, ops_in_post_order
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
+from shardwise.sdy.call_graph import is_in_module
+from shardwise.sdy.manual_computation import op_in_manual_computation
+from shardwise.sdy.sharding_groups import SHARDING_GROUP
 from shardwise.verify import verify_module
 
 __all__ = [
     "export_after_propagation",
     "import_and_propagate",
-    "op_in_manual_computation",
     "prepare_for_propagation",
     "propagation_pipeline",
 ]
@@ -83,7 +83,7 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
         # puts the callee's manual computations and shardings under the caller's manual axes,
         # where naming one of those axes is invalid ("... already bound by a parent
         # sdy.manual_computation op"); only then can this step make a valid module invalid.
-        if any(op.name == _MANUAL_COMPUTATION_NAME for op in found) and op_in_manual_computation(
+        if any(op.name == "sdy.manual_computation" for op in found) and op_in_manual_computation(
             module, "sdy.named_computation"
         ):  # an imported call
             verify_module(module)
@@ -98,20 +98,6 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
         sharding_group_import(module, [op for op in found if op.name in SHARDING_GROUP])
     # Default mode: `import_func_calls` turned every call into a named computation.
     pre_order_funcs(module, without_calls=not options.dedup_functions_fully)
-
-
-def op_in_manual_computation(module: Module, op_name: str) -> bool:
-    """Whether an `op_name` op sits (at any depth) in an ``sdy.manual_computation``: where a
-    pass can make a valid module invalid by naming an axis the body made manual."""
-    names = frozenset({op_name})
-    return any(
-        ops_in_pre_order(manual, names)
-        for manual in ops_in_pre_order(module.op, _MANUAL_COMPUTATION)
-    )
-
-
-_MANUAL_COMPUTATION_NAME = "sdy.manual_computation"
-_MANUAL_COMPUTATION = frozenset({_MANUAL_COMPUTATION_NAME})
 
 
 def propagation_pipeline(

@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardwise.ir import SHARDING_RULE_ATTR, Op, Value
-from shardwise.propagation import data_flow
 from shardwise.propagation.factor_propagation import propagate_op_shardings
-from shardwise.propagation.op_properties import has_no_memory_effect, is_elementwise
-from shardwise.propagation.sharding_access import (
+from shardwise.rules.registry import has_rule_function
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sdy import data_flow
+from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
+from shardwise.sdy.shardings import (
     data_flow_edge_for_source,
     get_operand_shardings,
     get_result_shardings,
 )
-from shardwise.rules.registry import has_rule_function
-from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
 
 __all__ = ["ANY_DIRECTIONS", "SettledOpSkip", "Worklist"]

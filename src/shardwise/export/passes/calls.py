@@ -8,13 +8,6 @@
 from __future__ import annotations
 
 from shardwise.export.passes.divisibility import main_func
-from shardwise.export.passes.func_utils import (
-    FUNC_MANUAL_AXES_ATTR,
-    ORIGINAL_FUNC_NAME_ATTR,
-    callee_of,
-    func_arg_shardings,
-    func_result_shardings,
-)
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -26,11 +19,18 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
-from shardwise.propagation.sharding_access import (
+from shardwise.sdy.funcs import (
+    FUNC_MANUAL_AXES_ATTR,
+    ORIGINAL_FUNC_NAME_ATTR,
+    callee_of,
+    func_arg_shardings,
+    func_result_shardings,
+)
+from shardwise.sdy.sharding_walker import get_per_value, set_per_value
+from shardwise.sdy.shardings import (
     get_sharding,
     set_func_result_sharding,
 )
-from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import TensorSharding
 
 __all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shardwise.ir import Block, Module, Op, Value
-from shardwise.propagation.op_properties import has_no_memory_effect, is_trivially_dead
+from shardwise.sdy.op_properties import has_no_memory_effect, is_trivially_dead
 
 __all__ = ["Rewriter", "canonicalize", "fused_loc_text", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
 

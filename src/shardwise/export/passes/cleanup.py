@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from shardwise.imports.sharding_groups import SHARDING_GROUP
 from shardwise.ir import (
     SHARDING_RULE_ATTR,
     Module,
@@ -18,8 +17,9 @@ from shardwise.ir import (
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_walker import memoized_transform, transform_shardings
 from shardwise.rules.rule import OpShardingRule
+from shardwise.sdy.sharding_groups import SHARDING_GROUP
+from shardwise.sdy.sharding_walker import memoized_transform, transform_shardings
 from shardwise.sharding import TensorSharding
 
 __all__ = [

@@ -40,7 +40,7 @@ from shardwise.export.passes.collective_attrs import (
 )
 from shardwise.ir import Module, Op
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
 
 __all__ = ["patterns_for_labels", "canonicalize_with_labels"]

@@ -24,14 +24,14 @@ from shardwise.ir import (
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
-from shardwise.propagation import data_flow
-from shardwise.propagation.sharding_access import (
+from shardwise.sdy import manual_computation
+from shardwise.sdy.sharding_walker import get_per_value, memoized_transform, set_per_value
+from shardwise.sdy.shardings import (
     get_func_result_sharding,
     get_sharding,
     set_func_result_sharding,
     set_sharding,
 )
-from shardwise.propagation.sharding_walker import get_per_value, memoized_transform, set_per_value
 from shardwise.sharding import DimensionSharding, TensorSharding
 
 __all__ = [
@@ -146,10 +146,10 @@ def _update_func(even: _EvenlySharded, func: Op) -> None:
 
 
 def _update_manual_computation(meshes: Meshes, op: Op) -> None:
-    manual = data_flow.manual_axes_of(op)
+    manual = manual_computation.manual_axes_of(op)
     outer = get_per_value(op, "in_shardings")
     if outer:
-        local = [data_flow.erase_manual_axes(s, manual) for s in outer]
+        local = [manual_computation.erase_manual_axes(s, manual) for s in outer]
         types = [a.type for a in op.regions[0].entry.args]
         set_block_arg_owner_shardings(op, _update_list(meshes, types, local))
     out = get_per_value(op, "out_shardings")

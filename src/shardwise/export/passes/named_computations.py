@@ -9,7 +9,6 @@ data-flow edges are sunk first and those edges removed.
 
 from __future__ import annotations
 
-from shardwise.export.passes.func_utils import EXECUTION_THREAD_ATTR, ORIGINAL_FUNC_NAME_ATTR
 from shardwise.export.passes.sink import shardings_from_data_flow_edges
 from shardwise.ir import (
     SHARDING_ATTR,
@@ -27,7 +26,8 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
-from shardwise.propagation.sharding_walker import get_per_value, set_per_value
+from shardwise.sdy.funcs import EXECUTION_THREAD_ATTR, ORIGINAL_FUNC_NAME_ATTR
+from shardwise.sdy.sharding_walker import get_per_value, set_per_value
 
 __all__ = ["export_named_computations"]
 

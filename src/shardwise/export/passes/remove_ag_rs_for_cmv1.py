@@ -21,7 +21,7 @@ the pass (collect first, rewrite after), as Shardy does.
 from __future__ import annotations
 
 from shardwise.ir import SHARDING_ATTR, Op
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = ["remove_all_gather_reduce_scatter_for_cmv1", "DOT_OPS"]

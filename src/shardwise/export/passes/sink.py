@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 from shardwise.ir import SHARDING_ATTR, ArrayAttr, DictAttr, Op, RawAttr, Value, ops_in_pre_order
-from shardwise.propagation import data_flow
-from shardwise.propagation.sharding_access import (
+from shardwise.sdy import data_flow, manual_computation
+from shardwise.sdy.sharding_walker import get_per_value, set_per_value
+from shardwise.sdy.shardings import (
     data_flow_edge_for_target,
     get_sharding,
     set_sharding,
 )
-from shardwise.propagation.sharding_walker import get_per_value, set_per_value
 from shardwise.sharding import TensorSharding
 
 __all__ = [
@@ -61,10 +61,10 @@ def shardings_from_data_flow_edges(owners: list[Value]) -> list[TensorSharding]:
 def set_block_arg_owner_shardings(op: Op, shardings: list[TensorSharding]) -> None:
     """`setBlockArgumentEdgeOwnerShardings` (manual computations re-add their manual axes)."""
     if op.name == "sdy.manual_computation":
-        manual = data_flow.manual_axes_of(op)
+        manual = manual_computation.manual_axes_of(op)
         outer = get_per_value(op, "in_shardings")
         merged = [
-            data_flow.add_free_axes_to_manual_sharding(o, n, manual)
+            manual_computation.add_free_axes_to_manual_sharding(o, n, manual)
             for o, n in zip(outer, shardings, strict=True)
         ]
         set_per_value(op, "in_shardings", merged)

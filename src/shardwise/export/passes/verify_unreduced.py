@@ -17,8 +17,8 @@ from shardwise.axis import AxisRef, axis_set_diff
 from shardwise.errors import VerifyError
 from shardwise.ir import Module, Op, Value, symbol_ref_name
 from shardwise.mesh import Mesh
-from shardwise.propagation import data_flow
-from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
+from shardwise.sdy import manual_computation
+from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = ["verify_unreduced_axes"]
@@ -204,7 +204,9 @@ class _Verifier:
         for i, operand in enumerate(op.operands[: len(parent.results)]):
             result = _sharding(parent.results[i])
             if parent.name == "sdy.manual_computation" and result is not None:
-                result = data_flow.erase_manual_axes(result, data_flow.manual_axes_of(parent))
+                result = manual_computation.erase_manual_axes(
+                    result, manual_computation.manual_axes_of(parent)
+                )
             self.return_pair(op, operand, result, i)
 
     def default(self, op: Op) -> None:

@@ -19,7 +19,7 @@ from shardwise.errors import VerifyError
 from shardwise.export.reshard_to_collectives.inserter import insert_collectives
 from shardwise.ir import Module, Op, Value
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = ["reshard_to_collectives"]

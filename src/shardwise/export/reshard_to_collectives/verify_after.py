@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from shardwise.errors import VerifyError
 from shardwise.ir import Module
-from shardwise.propagation.sharding_access import get_sharding
+from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 from shardwise.verify import resolve_mesh
 

@@ -1,7 +1,7 @@
 """Helpers shared by the import passes: the call graph and func shardings.
 
 Shardy's `walkCalls`/`iterateFuncs` (ir/utils.cc, over MLIR's `CallGraph`); the sharding walker
-(`transformShardings`) is `shardwise.propagation.sharding_walker`.
+(`transformShardings`) is `shardwise.sdy.sharding_walker`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from shardwise.ir import (
     parse_type,
     split_top_level,
     string_attr_value,
-    symbol_ref_name,
 )
-from shardwise.propagation import func_shardings
-from shardwise.propagation.func_shardings import fill_open, mesh_of
+from shardwise.sdy import funcs as func_shardings
+from shardwise.sdy.funcs import ORIGINAL_FUNC_NAME_ATTR, callee_name, fill_open, mesh_of
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = [
@@ -43,14 +42,9 @@ __all__ = [
     "func_result_shardings",
 ]
 
-ORIGINAL_FUNC_NAME_ATTR = "sdy.original_func_name"
 _CALL = frozenset({"func.call"})
 
 # -- call graph ----------------------------------------------------------------------------------
-
-
-def callee_name(call: Op) -> str:
-    return symbol_ref_name(call.get_attr("callee"))
 
 
 def has_body(func: Op) -> bool:

@@ -1,19 +1,58 @@
-"""The shardings of a func's arguments or results as one list (Shardy's ``ir/utils.cc``).
+"""Funcs and calls in Shardy's terms (``ir/utils.cc``): the one callee lookup, the shardings
+of a func's arguments or results as one list, the mesh of a sharding.
 
-`getMeshOrRef`, `getFuncResultShardings` and the filling shared with `getFuncArgShardings`,
-used by the import passes (call graph) and the export passes (func calls, explicit reshards).
+`getFuncOpOrDie`, `getMeshOrRef`, `getFuncArgShardings`, `getFuncResultShardings`, used by the
+import passes (call graph) and the export passes (func calls, explicit reshards).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shardwise.ir import Module, Op, func_result_types
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Module,
+    Op,
+    SymbolTable,
+    func_arg_attrs,
+    func_result_types,
+    symbol_ref_name,
+)
 from shardwise.mesh import Mesh
-from shardwise.propagation.sharding_access import get_func_result_sharding
+from shardwise.sdy.shardings import get_func_result_sharding
 from shardwise.sharding import MeshRef, TensorSharding
 
-__all__ = ["mesh_of", "mesh_or_ref_of", "fill_open", "func_result_shardings"]
+__all__ = [
+    "ORIGINAL_FUNC_NAME_ATTR",
+    "FUNC_MANUAL_AXES_ATTR",
+    "EXECUTION_THREAD_ATTR",
+    "callee_name",
+    "callee_of",
+    "mesh_of",
+    "mesh_or_ref_of",
+    "fill_open",
+    "func_arg_shardings",
+    "func_result_shardings",
+]
+
+
+ORIGINAL_FUNC_NAME_ATTR = "sdy.original_func_name"
+FUNC_MANUAL_AXES_ATTR = "sdy.func_manual_axes"
+EXECUTION_THREAD_ATTR = "execution_thread"
+
+
+def callee_name(call: Op) -> str:
+    """The name of the func a ``func.call`` calls, unquoted (``@"my-fn"`` -> ``my-fn``)."""
+    return symbol_ref_name(call.get_attr("callee"))
+
+
+def callee_of(module: Module, call: Op, symbols: SymbolTable | None = None) -> Op:
+    """`getFuncOpOrDie(callOp.getCallee())`; pass `symbols` when looking up many calls
+    (`Module.lookup_symbol` scans the module body)."""
+    name = callee_name(call)
+    func = module.lookup_symbol(name) if symbols is None else symbols.lookup(name)
+    assert func is not None and func.name == "func.func", f"unknown callee @{name}"
+    return func
 
 
 def mesh_of(module: Module, sharding: TensorSharding) -> Mesh | None:
@@ -57,3 +96,13 @@ def func_result_shardings(module: Module, func: Op) -> list[TensorSharding] | No
     types = func_result_types(func)
     shardings = [get_func_result_sharding(func, i) for i in range(len(types))]
     return fill_open(module, shardings, [t.rank for t in types])
+
+
+def func_arg_shardings(module: Module, func: Op) -> list[TensorSharding] | None:
+    """`getFuncArgShardings`: all arg shardings (missing ones fully open), None if no mesh."""
+    args = func.regions[0].entry.args
+    shardings = []
+    for arg in args:
+        attrs = func_arg_attrs(func, arg.index)
+        shardings.append(attrs.get(SHARDING_ATTR) if attrs is not None else None)
+    return fill_open(module, shardings, [a.type.rank for a in args])

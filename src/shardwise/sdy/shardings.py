@@ -18,7 +18,7 @@ from shardwise.ir import (
     func_arg_attrs,
     func_result_attrs,
 )
-from shardwise.propagation import data_flow
+from shardwise.sdy import data_flow
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 from shardwise.verify import COLLECTIVE_OPS
 

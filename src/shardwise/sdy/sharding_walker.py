@@ -25,8 +25,8 @@ from shardwise.ir import (
     func_result_attrs,
     func_result_types,
 )
-from shardwise.propagation import data_flow
-from shardwise.propagation.sharding_access import COLLECTIVE_OPS, get_sharding, set_sharding
+from shardwise.sdy import data_flow
+from shardwise.sdy.shardings import COLLECTIVE_OPS, get_sharding, set_sharding
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = [
