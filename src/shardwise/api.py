@@ -98,7 +98,7 @@ class ShardedModule:
 
     def sharding_of(self, value: Value | str) -> TensorSharding | None:
         """The sharding of a value (None = no sharding, i.e. fully open/replicated)."""
-        from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
+        from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 
         if isinstance(value, str):
             func_name, sep, rest = value.partition(":")

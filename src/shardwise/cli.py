@@ -171,7 +171,9 @@ def _cmd_rules(args: argparse.Namespace) -> int:
         ) from None
     return _transform(
         args,
-        lambda module: populate_op_sharding_rules(module, conservative=args.conservative),
+        lambda module: populate_op_sharding_rules(
+            module, conservative_propagation=args.conservative
+        ),
         "sdy-populate-op-sharding-rules",
     )
 

@@ -1,278 +1,369 @@
-"""The pass registry: Shardy pass name -> a function that transforms our IR in place.
+"""The pass catalogue: every pass by its Shardy name, declared once, where it is implemented.
 
-One table, `PASSES`, used by the command line (``shardwise propagate --pass NAME``) and by
-anyone who wants to run a pass by its Shardy name. A pass is ``fn(module, options)`` where
-`options` is the ``{name: value}`` dict of Shardy's option spelling
-(``sdy-basic-propagate{keep-sharding-rules=true}`` -> ``{"keep-sharding-rules": "true"}``);
-each pass turns that into its own frozen options value.
+A pass module declares each pass it implements with `sdy_pass`::
 
-Entries are imported lazily (``"module:function"`` strings) so that ``shardwise --help`` does
-not load the whole engine, and so an entry can name a module that is not written yet.
+    @sdy_pass("sdy-import-func-calls")
+    def import_func_calls(module: Module, add_data_flow_edges_on_named_computations: bool = True):
+
+The keyword parameters with defaults are the pass's options, Shardy's names in snake_case
+(``add-data-flow-edges-on-named-computations``); the catalogue builds a frozen options
+dataclass from them (`PassInfo.options_type`). A pass that takes a single options value names
+its class instead (``@sdy_pass("sdy-basic-propagate", options=PropagationOptions)``). A func
+pass (``anchor=FUNC``) takes one ``func.func`` op and runs on every func of the module, in
+order, as MLIR's pass manager runs a pass nested under ``func.func``.
+
+Pipelines call pass functions directly. The catalogue serves those who name passes: the
+command line's ``--pass``, `ShardedModule.propagate`, the fuzzer and the tests. It accepts what
+``sdy_opt``/``mlir-opt`` users write: ``name{opt=value ...}``, a comma chain ``a,b``, and a
+pass pipeline ``builtin.module(a,func.func(b))``.
+
+Pass modules are imported on the first lookup (`_PASS_MODULES`), so that loading this module
+(``shardwise --help``) does not load the engine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-import re
+import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from shardwise.errors import ShardwiseError
 from shardwise.ir import Module
 
 __all__ = [
-    "Pass",
-    "PassFn",
-    "PASSES",
-    "register_pass",
+    "MODULE",
+    "FUNC",
+    "PassInfo",
+    "PassSpec",
+    "sdy_pass",
     "get_pass",
     "pass_names",
-    "parse_pass_spec",
+    "parse_pipeline",
     "prepare_pass",
     "run_pass",
+    "run_on_funcs",
 ]
 
-PassFn = Callable[[Module, Mapping[str, str]], Any]
+MODULE, FUNC = "module", "func"
+
+# Every module that declares passes; imported on the first lookup by name.
+_PASS_MODULES = (
+    "shardwise.rules.populate",
+    "shardwise.imports.symbol_dce",
+    "shardwise.imports.meshes",
+    "shardwise.imports.calls",
+    "shardwise.imports.constants",
+    "shardwise.imports.manual_axes",
+    "shardwise.imports.data_flow_edges",
+    "shardwise.imports.constraints",
+    "shardwise.imports.sharding_groups",
+    "shardwise.imports.pipeline",
+    "shardwise.propagation.passes",
+    "shardwise.propagation.pipeline",
+    "shardwise.export.passes.collective_patterns",
+    "shardwise.export.passes.cleanup",
+    "shardwise.export.passes.calls",
+    "shardwise.export.passes.constant_merger",
+    "shardwise.export.passes.divisibility",
+    "shardwise.export.passes.named_computations",
+    "shardwise.export.passes.remove_ag_rs_for_cmv1",
+    "shardwise.export.passes.sink",
+    "shardwise.export.passes.verify_unreduced",
+    "shardwise.export.explicit_reshards",
+    "shardwise.export.reshard_to_collectives",
+    "shardwise.export.pipeline",
+)
+
+_CATALOGUE: dict[str, PassInfo] = {}
+_loaded = False
 
 
 @dataclass(frozen=True, slots=True)
-class Pass:
-    """A registered pass: `check` validates options up front (before any input is read)."""
+class PassInfo:
+    """One pass: its Shardy name, the function, its options type and its anchor."""
 
-    run: Callable[[Module, Mapping[str, str]], Any]
-    check: Callable[[Mapping[str, str]], Any]
+    name: str
+    function: Callable[..., Any]
+    options_type: type
+    anchor: str = MODULE
+    takes_options_value: bool = False  # `function(module, options)` rather than keywords
 
-    def __call__(self, module: Module, options: Mapping[str, str]) -> Any:
-        return self.run(module, options)
-
-
-def _no_options(name: str) -> Callable[[Mapping[str, str]], None]:
-    def check(options: Mapping[str, str]) -> None:
-        if options:
-            raise ShardwiseError(f"pass '{name}' takes no options, got: {', '.join(options)}")
-
-    return check
-
-
-def _propagation_options(options: Mapping[str, str]) -> Any:
-    from shardwise.propagation.options import PropagationOptions
-
-    return PropagationOptions.from_pass_options(dict(options))
-
-
-def _propagation(function: str) -> Pass:
-    def run(module: Module, options: Mapping[str, str]) -> None:
-        fn = _resolve(f"shardwise.propagation.passes:{function}")
-        fn(module, _propagation_options(options))
-
-    return Pass(run, _propagation_options)
-
-
-def _check_populate_options(options: Mapping[str, str]) -> bool:
-    unknown = set(options) - {"conservative-propagation"}
-    if unknown:
-        raise ShardwiseError(
-            f"unknown option(s) {', '.join(sorted(unknown))} for "
-            "'sdy-populate-op-sharding-rules'; known: conservative-propagation"
-        )
-    return _bool_option(options, "conservative-propagation")
-
-
-def _populate_rules(module: Module, options: Mapping[str, str]) -> None:
-    fn = _resolve("shardwise.rules.populate:populate_op_sharding_rules")
-    fn(module, conservative=_check_populate_options(options))
-
-
-PASSES: dict[str, PassFn | str] = {
-    "none": Pass(lambda module, options: None, _no_options("none")),
-    "sdy-aggressive-propagate": _propagation("aggressive_propagate"),
-    "sdy-basic-propagate": _propagation("basic_propagate"),
-    "sdy-op-priority-propagate": _propagation("op_priority_propagate"),
-    "sdy-populate-op-sharding-rules": Pass(_populate_rules, _check_populate_options),
-    "sdy-user-priority-propagate": _propagation("user_priority_propagate"),
-}
-
-
-def _pipeline(module: Module, options: Mapping[str, str]) -> None:
-    fn = _resolve("shardwise.propagation.pipeline:propagation_pipeline")
-    fn(module, _propagation_options(options))
-
-
-def _transform(table: str, name: str) -> Pass:
-    """A pass from one of the import/export tables: ``fn(module, **snake_case_options)``."""
-
-    def convert(options: Mapping[str, str]) -> dict[str, object]:
-        values: dict[str, object] = {}
+    def parse_options(self, options: Mapping[str, str]) -> Any:
+        """Shardy's ``{name: text}`` spelling -> an `options_type` value; raises on a mistake."""
+        convert = getattr(self.options_type, "from_pass_options", None)
+        if convert is not None:
+            return convert(dict(options))
+        known = {f.name: f for f in dataclasses.fields(self.options_type)}
+        values: dict[str, Any] = {}
         for key, raw in options.items():
-            values[key.replace("-", "_")] = {"true": True, "false": False}.get(raw, raw)
-        return values
+            field = known.get(key.replace("-", "_"))
+            if field is None and not known:
+                raise ShardwiseError(f"pass '{self.name}' takes no options, got: {key}")
+            if field is None:
+                choices = ", ".join(n.replace("_", "-") for n in known) or "none"
+                raise ShardwiseError(
+                    f"unknown option '{key}' for pass '{self.name}'; known options: {choices}"
+                )
+            values[field.name] = _convert(self.name, key, raw, field.default)
+        return self.options_type(**values)
 
-    def run(module: Module, options: Mapping[str, str]) -> None:
-        module_name, _, attr = table.partition(":")
-        fn = getattr(importlib.import_module(module_name), attr)[name]
+    def run(self, module: Module, options: Any = None) -> None:
+        """Run on `module` with an `options_type` value (the defaults when None)."""
+        if options is None:
+            options = self.options_type()
+        if self.takes_options_value:
+            args: tuple[Any, ...] = (options,)
+            kwargs: dict[str, Any] = {}
+        else:
+            args, kwargs = (), {f.name: getattr(options, f.name) for f in _fields(options)}
+        if self.anchor == FUNC:
+            for func in module.funcs:
+                self.function(func, *args, **kwargs)
+        else:
+            self.function(module, *args, **kwargs)
+
+
+def _fields(options: Any) -> tuple[dataclasses.Field[Any], ...]:
+    return dataclasses.fields(options)
+
+
+def _convert(pass_name: str, key: str, raw: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        if raw not in ("true", "false", "1", "0"):
+            raise ShardwiseError(
+                f"option '{key}' of pass '{pass_name}' expects true or false, got '{raw}'"
+            )
+        return raw in ("true", "1")
+    if isinstance(default, int):
         try:
-            fn(module, **convert(options))
-        except TypeError as e:
-            if "unexpected keyword" not in str(e):
-                raise
+            return int(raw)
+        except ValueError:
             raise ShardwiseError(
-                f"pass '{name}' does not take option(s) {', '.join(options)}"
+                f"option '{key}' of pass '{pass_name}' expects an integer, got '{raw}'"
             ) from None
-
-    return Pass(run, convert)
-
-
-def _flag_pass(name: str, target: str, flags: Mapping[str, str]) -> Pass:
-    """A pass whose options are booleans: Shardy's spelling -> keyword of `target`, checked
-    up front like every other pass's options."""
-
-    def check(options: Mapping[str, str]) -> dict[str, bool]:
-        unknown = set(options) - set(flags)
-        if unknown:
-            raise ShardwiseError(
-                f"unknown option(s) {', '.join(sorted(unknown))} for '{name}'; "
-                f"known: {', '.join(flags)}"
-            )
-        return {flags[key]: _bool_option(options, key) for key in options}
-
-    def run(module: Module, options: Mapping[str, str]) -> None:
-        _resolve(target)(module, **check(options))
-
-    return Pass(run, check)
+    return raw
 
 
-def _export_options(options: Mapping[str, str]) -> Any:
-    """``sdy-export-pipeline`` options (Shardy's spelling) -> `ExportOptions`, all booleans."""
-    from shardwise.export.pipeline import ExportOptions
-
-    known = {f.name for f in fields(ExportOptions)}
-    values: dict[str, bool] = {}
-    for key in options:
-        name = key.replace("-", "_")
-        if name not in known:
-            choices = ", ".join(sorted(n.replace("_", "-") for n in known))
-            raise ShardwiseError(
-                f"unknown option '{key}' for 'sdy-export-pipeline'; known: {choices} "
-                "(module dumps, dump-directory, are not reproduced)"
-            )
-        values[name] = _bool_option(options, key)
-    return ExportOptions(**values)
+def _options_from_signature(name: str, function: Callable[..., Any]) -> type:
+    """A frozen dataclass of `function`'s keyword parameters with defaults (its options)."""
+    params = list(inspect.signature(function).parameters.values())[1:]
+    specs = []
+    for p in params:
+        if p.kind is inspect.Parameter.VAR_KEYWORD or p.default is None:
+            continue  # a hook for pipelines (e.g. ops the caller already found), not an option
+        if p.default is inspect.Parameter.empty:
+            raise TypeError(f"pass '{name}': parameter '{p.name}' needs a default (an option)")
+        specs.append((p.name, type(p.default), dataclasses.field(default=p.default)))
+    class_name = "".join(part.capitalize() for part in name.replace(".", "-").split("-"))
+    return dataclasses.make_dataclass(f"{class_name}Options", specs, frozen=True, slots=True)
 
 
-def _export_pipeline(module: Module, options: Mapping[str, str]) -> None:
-    fn = _resolve("shardwise.export.pipeline:export_pipeline")
-    fn(module, _export_options(options))
+def sdy_pass(
+    name: str, *, options: type | None = None, anchor: str = MODULE
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare `function` as the pass `name` (Shardy's spelling); returns it unchanged."""
+
+    def declare(function: Callable[..., Any]) -> Callable[..., Any]:
+        if name in _CATALOGUE:
+            raise ValueError(f"pass '{name}' is declared twice")
+        options_type = options or _options_from_signature(name, function)
+        _CATALOGUE[name] = PassInfo(name, function, options_type, anchor, options is not None)
+        return function
+
+    return declare
 
 
-def _register_transform_tables() -> None:
-    """The import and export passes, by their Shardy names (tables imported lazily)."""
-    import shardwise.export.passes as export_passes
-    import shardwise.imports as import_passes
-
-    for table, names in (
-        ("shardwise.imports:PASSES", import_passes.PASSES),
-        ("shardwise.export.passes:PASSES", export_passes.PASSES),
-    ):
-        for name in names:
-            PASSES.setdefault(name, _transform(table, name))
+@sdy_pass("none")
+def _no_pass(module: Module) -> None:
+    """Only load and write the module."""
 
 
-PASSES["sdy-propagation-pipeline"] = Pass(_pipeline, _propagation_options)
-PASSES["sdy-insert-explicit-reshards"] = _flag_pass(
-    "sdy-insert-explicit-reshards",
-    "shardwise.export.explicit_reshards:insert_explicit_reshards",
-    {"enable-full-version": "enable_full_version"},
-)
-PASSES["sdy-reshard-to-collectives"] = _flag_pass(
-    "sdy-reshard-to-collectives",
-    "shardwise.export.reshard_to_collectives:reshard_to_collectives",
-    {"keep-redundant-reshards": "keep_redundant_reshards"},
-)
-PASSES["sdy-export-pipeline"] = Pass(_export_pipeline, _export_options)
-
-
-def register_pass(name: str, fn: PassFn | str) -> None:
-    """Add a pass; `fn` may be a ``"module:function"`` string imported on first use."""
-    if name in PASSES:
-        raise ValueError(f"pass '{name}' is already registered")
-    PASSES[name] = fn
+def _load_catalogue() -> None:
+    global _loaded
+    if not _loaded:
+        for module_name in _PASS_MODULES:
+            importlib.import_module(module_name)
+        _loaded = True
 
 
 def pass_names() -> list[str]:
-    _register_transform_tables()
-    return sorted(PASSES)
+    """Every pass name, sorted."""
+    _load_catalogue()
+    return sorted(_CATALOGUE)
 
 
-def get_pass(name: str) -> PassFn:
+def get_pass(name: str) -> PassInfo:
     """The pass called `name`; raises `ShardwiseError` naming the known passes."""
-    if name not in PASSES:
-        _register_transform_tables()
-    entry = PASSES.get(name)
-    if entry is None:
+    _load_catalogue()
+    info = _CATALOGUE.get(name)
+    if info is None:
         raise ShardwiseError(f"unknown pass '{name}'; known passes: {', '.join(pass_names())}")
-    if isinstance(entry, str):
-        return _resolve(entry)
-    return entry
+    return info
 
 
-_SPEC_RE = re.compile(r"^([\w.\-]+)(?:\{([^{}]*)\})?$")
+# -- pass pipelines as text ---------------------------------------------------------------------
 
 
-def parse_pass_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """``"sdy-basic-propagate{a=1 b=true}"`` -> ``("sdy-basic-propagate", {"a": "1", ...})``."""
-    m = _SPEC_RE.match(spec.strip())
-    if m is None:
-        raise ShardwiseError(
-            f"bad pass '{spec}': expected NAME or NAME{{option=value ...}}, "
-            "e.g. sdy-aggressive-propagate{conservative-propagation=true}"
-        )
-    options: dict[str, str] = {}
-    for item in (m.group(2) or "").replace(",", " ").split():
-        key, eq, value = item.partition("=")
-        if not eq or not key or not value:
-            raise ShardwiseError(f"bad pass option '{item}' in '{spec}': expected name=value")
-        options[key] = value
-    return m.group(1), options
+@dataclass(frozen=True, slots=True)
+class PassSpec:
+    """One pass of a pipeline: its name, its options as written, and whether it sat under
+    ``func.func(...)``."""
+
+    name: str
+    options: tuple[tuple[str, str], ...] = ()
+    nested_in_func: bool = False
 
 
-def prepare_pass(spec: str) -> Callable[[Module], Any]:
-    """Parse `spec` (name with optional ``{options}``), check the options, return the runner.
+def parse_pipeline(text: str) -> list[PassSpec]:
+    """``builtin.module(a{x=1},func.func(b))`` or ``a,b`` -> the passes in order.
 
-    Every mistake in `spec` raises `ShardwiseError` here, before any module is loaded.
+    Raises `ShardwiseError` with the position of a syntax mistake.
     """
-    name, options = parse_pass_spec(spec)
-    fn = get_pass(name)
-    if isinstance(fn, Pass):
-        fn.check(options)
-    return lambda module: fn(module, options)
+    parser = _PipelineParser(text)
+    specs = parser.parse()
+    if not specs:
+        raise ShardwiseError("empty pass pipeline: expected a pass name, e.g. sdy-basic-propagate")
+    return specs
+
+
+class _PipelineParser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def parse(self) -> list[PassSpec]:
+        specs = self._list(nested_in_func=False, top=True)
+        self._skip_spaces()
+        if self.pos != len(self.text):
+            self._fail("expected ',' or the end of the pipeline")
+        return specs
+
+    def _fail(self, message: str) -> None:
+        raise ShardwiseError(
+            f"bad pass pipeline '{self.text}' at column {self.pos + 1}: {message} "
+            "(e.g. 'sdy-aggressive-propagate{conservative-propagation=true}' or "
+            "'builtin.module(sdy-propagation-pipeline,func.func(sdy-insert-explicit-reshards))')"
+        )
+
+    def _skip_spaces(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def _name(self) -> str:
+        self._skip_spaces()
+        start = self.pos
+        while self.pos < len(self.text) and (
+            self.text[self.pos].isalnum() or self.text[self.pos] in "-_."
+        ):
+            self.pos += 1
+        if self.pos == start:
+            self._fail("expected a pass name")
+        return self.text[start : self.pos]
+
+    def _list(self, nested_in_func: bool, top: bool = False) -> list[PassSpec]:
+        specs: list[PassSpec] = []
+        while True:
+            specs.extend(self._item(nested_in_func, top))
+            self._skip_spaces()
+            if self.pos < len(self.text) and self.text[self.pos] == ",":
+                self.pos += 1
+                continue
+            return specs
+
+    def _item(self, nested_in_func: bool, top: bool) -> list[PassSpec]:
+        name = self._name()
+        self._skip_spaces()
+        if self.pos < len(self.text) and self.text[self.pos] == "(":
+            if name not in ("builtin.module", "func.func"):
+                self._fail(f"'{name}(...)' is not an op pipeline: use builtin.module or func.func")
+            if name == "builtin.module" and not top:
+                self._fail("builtin.module(...) may only enclose the whole pipeline")
+            self.pos += 1
+            inner = self._list(nested_in_func or name == "func.func")
+            self._skip_spaces()
+            if self.pos >= len(self.text) or self.text[self.pos] != ")":
+                self._fail("expected ')'")
+            self.pos += 1
+            return inner
+        return [PassSpec(name, self._options(), nested_in_func)]
+
+    def _options(self) -> tuple[tuple[str, str], ...]:
+        if self.pos >= len(self.text) or self.text[self.pos] != "{":
+            return ()
+        close = self._matching_brace(self.pos)
+        body = self.text[self.pos + 1 : close]
+        self.pos = close + 1
+        options = []
+        for item in _split_options(body):
+            key, eq, value = item.partition("=")
+            if not eq or not key or not value:
+                raise ShardwiseError(
+                    f"bad pass option '{item}' in '{self.text}': expected name=value"
+                )
+            options.append((key, value))
+        return tuple(options)
+
+    def _matching_brace(self, start: int) -> int:
+        depth = 0
+        for i in range(start, len(self.text)):
+            if self.text[i] == "{":
+                depth += 1
+            elif self.text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    return i
+        self.pos = start
+        self._fail("'{' without its '}'")
+        raise AssertionError  # unreachable: _fail raises
+
+
+def _split_options(body: str) -> list[str]:
+    """``a=1 b=x,y`` -> ``["a=1", "b=x,y"]``: options are separated by spaces (MLIR's form);
+    a comma is part of a value (``enable-patterns=p1,p2``) unless it ends a ``key=value``
+    followed by another key (``a=1,b=2``, the form this tool accepted before)."""
+    items: list[str] = []
+    for chunk in body.split():
+        for part in chunk.split(","):
+            if "=" in part or not items:
+                items.append(part)
+            else:
+                items[-1] += "," + part
+    return [item for item in items if item]
+
+
+# -- running passes by name ---------------------------------------------------------------------
+
+
+def prepare_pass(spec: str) -> Callable[[Module], None]:
+    """Parse `spec` (a pass, a chain or a pipeline), check every pass and option, return the
+    runner. Every mistake in `spec` raises `ShardwiseError` here, before any module is read."""
+    steps = []
+    for pass_spec in parse_pipeline(spec):
+        info = get_pass(pass_spec.name)
+        if pass_spec.nested_in_func and info.anchor != FUNC:
+            raise ShardwiseError(
+                f"pass '{info.name}' runs on the module, not under func.func(...): "
+                "move it out of func.func(...)"
+            )
+        steps.append((info, info.parse_options(dict(pass_spec.options))))
+
+    def run(module: Module) -> None:
+        for info, options in steps:
+            info.run(module, options)
+
+    return run
 
 
 def run_pass(module: Module, spec: str) -> Module:
-    """Run the pass `spec` (name with optional ``{options}``) on `module`; returns it."""
+    """Run `spec` (a pass with optional ``{options}``, a chain or a pipeline) on `module`."""
     prepare_pass(spec)(module)
     return module
 
 
-def _resolve(target: str) -> Callable[..., Any]:
-    module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name is not None and module_name.startswith(e.name):
-            raise ShardwiseError(
-                f"this pass is not available in this version of shardwise ({module_name} is "
-                "missing)"
-            ) from None
-        raise
-    fn = getattr(module, attr, None)
-    if fn is None:
-        raise ShardwiseError(f"this pass is not available: {module_name} has no '{attr}'")
-    return fn
-
-
-def _bool_option(options: Mapping[str, str], key: str) -> bool:
-    raw = options.get(key, "false")
-    if raw not in ("true", "false", "1", "0"):
-        raise ShardwiseError(f"option '{key}' expects true or false, got '{raw}'")
-    return raw in ("true", "1")
+def run_on_funcs(module: Module, function: Callable[..., Any], **options: Any) -> None:
+    """Call a func pass's function on every ``func.func`` of `module`, in order."""
+    for func in list(module.funcs):
+        function(func, **options)

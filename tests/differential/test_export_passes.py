@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 
 from shardwise.errors import ShardwiseError
-from shardwise.export.passes import PASSES
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
+from shardwise.passes import get_pass
 from tests.differential.export_pass_cases_cmv1 import CASES, Case
 from tests.differential.export_strategies import sharded_module
 from tests.differential.pipeline_prefixes import PROPAGATE_PASSES
@@ -37,7 +37,8 @@ def _input_text(case: Case) -> str:
 def _ours(text: str, case: Case) -> str:
     module = load_text(text)
     options = {k.replace("-", "_"): v for k, v in case.options.items()}
-    PASSES[case.pass_name](module, **options)
+    info = get_pass(case.pass_name)
+    info.run(module, info.options_type(**options))
     return write_text(module)
 
 
@@ -203,12 +204,12 @@ def test_random_signatures_match_reference(text: str) -> None:
             expected = run_pass(text, name)
         except ReferenceError as e:
             # e.g. sdy-close-shardings turns `{?}p0` into `{}p0`, which does not verify.
-            PASSES[name](module)
+            get_pass(name).run(module)
             with pytest.raises(ShardwiseError) as ours:
                 write_text(module)
             assert e.diagnostics[0].split(": ", 1)[1] in str(ours.value)
             continue
-        PASSES[name](module)
+        get_pass(name).run(module)
         assert write_text(module) == expected, name
 
 

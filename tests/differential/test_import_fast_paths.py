@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.imports import run_import_pass
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.use_lists import our_use_lists, run_pass_with_use_lists
+from shardwise.passes import run_pass as run_our_pass
 
 _F = """
 func.func private @{name}(%arg0: tensor<8xf32>) -> tensor<8xf32> {{
@@ -154,6 +154,6 @@ CASES = [
 def test_same_as_reference(spec: str, text: str):
     expected_text, expected_uses = run_pass_with_use_lists(text, [spec])
     module = load_text(text)
-    run_import_pass(module, spec)
+    run_our_pass(module, spec)
     assert write_text(module, debug_info=False) == expected_text
     assert our_use_lists(module) == expected_uses

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardwise.errors import VerifyError
-from shardwise.imports import run_import_pass
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
+from shardwise.passes import run_pass as run_our_pass
 from shardwise.propagation.driver import PropagationDriver
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
@@ -86,7 +86,7 @@ def test_named_computation_present_before_import_gets_two_edges_in_both():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for spec in passes:
-            run_import_pass(module, spec)
+            run_our_pass(module, spec)
     with pytest.raises(VerifyError, match="expected input of sdy.data_flow_edge"):
         write_text(module)
 

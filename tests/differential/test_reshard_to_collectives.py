@@ -319,12 +319,12 @@ _PARTITIONER_TAIL = [
 
 
 def _ours_partitioner_tail(text: str) -> str:
-    from shardwise.export.passes import PASSES
+    from shardwise.export.passes.collective_patterns import canonicalize_with_labels
 
     module = load_text(text)
-    PASSES["canonicalize"](module, enable_patterns="sdy-reshard")
+    canonicalize_with_labels(module, frozenset({"sdy-reshard"}))
     reshard_to_collectives(module)
-    PASSES["canonicalize"](module, enable_patterns="sdy-collective")
+    canonicalize_with_labels(module, frozenset({"sdy-collective"}))
     return write_text(module)
 
 

@@ -19,5 +19,5 @@ def test_corpus_rules_match_reference(path, conservative):
     text = path.read_text()
     option = "{conservative-propagation=true}" if conservative else ""
     module = load_text(text)
-    populate_op_sharding_rules(module, conservative=conservative)
+    populate_op_sharding_rules(module, conservative_propagation=conservative)
     assert write_text(module) == run_pass(text, "sdy-populate-op-sharding-rules" + option)

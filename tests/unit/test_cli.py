@@ -6,6 +6,7 @@ process. Expected module texts come from the reference (`shardwise.io.reference`
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import subprocess
 import sys
@@ -219,10 +220,12 @@ def test_rules_command(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_internal_error_is_short_with_a_hint(
     files: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(module: object, options: object) -> None:
+    def boom(module: object) -> None:
         raise KeyError("oops")
 
-    monkeypatch.setitem(cli.passes.PASSES, "boom", boom)
+    cli.passes.pass_names()  # the catalogue loaded, then one pass more for this test
+    info = cli.passes.PassInfo("boom", boom, cli.passes.get_pass("none").options_type)
+    monkeypatch.setitem(cli.passes._CATALOGUE, "boom", info)
     code, _, err = run_cli(["propagate", "--pass", "boom", f"{files}/good.mlir"], capsys)
     assert code == 1
     assert (
@@ -257,43 +260,77 @@ def test_entry_points(files: Path, command: list[str]) -> None:
 # -- the pass registry behind --pass -----------------------------------------------------------
 
 
+S = cli.passes.PassSpec
+
+
 @pytest.mark.parametrize(
-    ("spec", "name", "options"),
+    ("spec", "expected"),
     [
-        ("none", "none", {}),
-        ("sdy-basic-propagate{}", "sdy-basic-propagate", {}),
+        ("none", [S("none")]),
+        ("sdy-basic-propagate{}", [S("sdy-basic-propagate")]),
         (
             "sdy-aggressive-propagate{propagation-strategy=basic keep-sharding-rules=true}",
-            "sdy-aggressive-propagate",
-            {"propagation-strategy": "basic", "keep-sharding-rules": "true"},
+            [
+                S(
+                    "sdy-aggressive-propagate",
+                    (("propagation-strategy", "basic"), ("keep-sharding-rules", "true")),
+                )
+            ],
         ),
-        ("a.b{x=1,y=2}", "a.b", {"x": "1", "y": "2"}),
+        ("a.b{x=1,y=2}", [S("a.b", (("x", "1"), ("y", "2")))]),
+        ("canonicalize{enable-patterns=p,q}", [S("canonicalize", (("enable-patterns", "p,q"),))]),
+        ("a, b{x=1}", [S("a"), S("b", (("x", "1"),))]),
+        (
+            "builtin.module(a,func.func(b,c{x=1}),d)",
+            [S("a"), S("b", (), True), S("c", (("x", "1"),), True), S("d")],
+        ),
     ],
-    ids=["bare", "empty-options", "two-options", "comma-separated"],
+    ids=[
+        "bare",
+        "empty-options",
+        "two-options",
+        "comma-separated-options",
+        "comma-in-value",
+        "chain",
+        "pipeline",
+    ],
 )
-def test_parse_pass_spec(spec: str, name: str, options: dict[str, str]) -> None:
-    assert cli.passes.parse_pass_spec(spec) == (name, options)
+def test_parse_pipeline(spec: str, expected: list) -> None:
+    assert cli.passes.parse_pipeline(spec) == expected
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("bad name", "expected NAME or NAME{option=value ...}"),
+        ("bad name", "at column 5: expected ',' or the end of the pipeline"),
         ("x{a}", "bad pass option 'a'"),
+        ("builtin.module(a", "expected ')'"),
+        ("func.func(builtin.module(a))", "builtin.module(...) may only enclose the whole"),
+        ("foo(a)", "'foo(...)' is not an op pipeline"),
         ("nope", "unknown pass 'nope'; known passes: canonicalize, none, "),
+        ("sdy-basic-propagate,nope", "unknown pass 'nope'"),
         ("none{a=1}", "pass 'none' takes no options"),
         ("sdy-basic-propagate{conservative-propagation=maybe}", "expects true or false"),
-        ("sdy-populate-op-sharding-rules{x=1}", "unknown option(s) x"),
+        (
+            "sdy-populate-op-sharding-rules{x=1}",
+            "unknown option 'x' for pass 'sdy-populate-op-sharding-rules'; known options: "
+            "conservative-propagation",
+        ),
         (
             "sdy-insert-explicit-reshards{x=1}",
-            "unknown option(s) x for 'sdy-insert-explicit-reshards'; known: enable-full-version",
+            "unknown option 'x' for pass 'sdy-insert-explicit-reshards'; known options: "
+            "enable-full-version",
         ),
         ("sdy-reshard-to-collectives{keep-redundant-reshards=2}", "expects true or false"),
     ],
     ids=[
         "syntax",
         "option-syntax",
+        "unclosed-pipeline",
+        "nested-module",
+        "not-an-op-pipeline",
         "unknown",
+        "unknown-in-chain",
         "no-options",
         "bad-bool",
         "populate-option",
@@ -307,11 +344,19 @@ def test_prepare_pass_rejects(spec: str, message: str) -> None:
     assert message in info.value.message
 
 
-def test_pass_registry_is_sorted_unique_and_refuses_duplicates() -> None:
+def test_pass_catalogue_is_sorted_unique_and_refuses_duplicates() -> None:
     names = cli.passes.pass_names()
     assert names == sorted(set(names)) and cli.DEFAULT_PASS in names
-    with pytest.raises(ValueError, match="already registered"):
-        cli.passes.register_pass("none", "x:y")
+    with pytest.raises(ValueError, match="declared twice"):
+        cli.passes.sdy_pass("none")(lambda module: None)
+
+
+def test_pass_options_are_a_frozen_dataclass_of_the_keyword_defaults() -> None:
+    info = cli.passes.get_pass("sdy-import-func-calls")
+    options = info.parse_options({"add-data-flow-edges-on-named-computations": "false"})
+    assert options == info.options_type(add_data_flow_edges_on_named_computations=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.add_data_flow_edges_on_named_computations = True  # type: ignore[misc]
 
 
 def test_console_main_runs_the_command_line_then_freezes_the_heap(

@@ -47,7 +47,7 @@ def test_dot_without_sharding_loses_its_reduce_scatter() -> None:
     [
         ("sdy-export-pipeline{remove-all-gather-reduce-scatter-for-cmv1=maybe}", "true or false"),
         ("sdy-export-pipeline{dump-directory=/tmp}", "unknown option 'dump-directory'"),
-        ("sdy-remove-all-gather-reduce-scatter-for-cmv1{x=true}", "does not take option"),
+        ("sdy-remove-all-gather-reduce-scatter-for-cmv1{x=true}", "takes no options"),
     ],
     ids=["bad-bool", "dump-directory", "cmv1-takes-no-options"],
 )

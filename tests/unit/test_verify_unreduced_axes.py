@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from shardwise.errors import VerifyError
-from shardwise.export.passes import PASSES
 from shardwise.io.mlir import load_text
+from shardwise.passes import get_pass
 
 HEADER = """
 sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
@@ -168,8 +168,8 @@ func.func private @callee(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@
 def test_verify_unreduced_axes(result: str, body: str, error: str | None) -> None:
     module = load_text(HEADER.replace("RESULT", result) + body + "\n}\n" + CALLEE)
     if error is None:
-        PASSES["sdy-verify-unreduced-axes"](module)
+        get_pass("sdy-verify-unreduced-axes").run(module)
         return
     with pytest.raises(VerifyError) as e:
-        PASSES["sdy-verify-unreduced-axes"](module)
+        get_pass("sdy-verify-unreduced-axes").run(module)
     assert e.value.args[0] == error

@@ -55,6 +55,7 @@ from shardwise.export.passes.collective_attrs import axis_ref_list_attr
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, SymbolTable, Value
 from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
 from shardwise.propagation.projection import Axes, ShardingProjection
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
@@ -74,6 +75,7 @@ _SOMETIMES_FULL = frozenset({"mhlo.ragged_dot", "func.call", "stablehlo.concaten
 _ACTED_ON_IF_LEAN = data_flow.DATA_FLOW_OPS | _DOT_OPS | _SOMETIMES_FULL | {"sdy.reshard"}
 
 
+@sdy_pass("sdy-insert-explicit-reshards")
 def insert_explicit_reshards(
     module: Module, enable_full_version: bool = False, has_unreduced_axes: bool | None = None
 ) -> None:

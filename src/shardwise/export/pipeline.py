@@ -5,21 +5,27 @@
 step that later Shardy added (see shardy-notes 5.7); `ExportOptions.verify_unreduced_axes`
 and `ExportOptions.inline_meshes` opt in to them. Module dumps (``sdy-save-module``) are not reproduced.
 
-The partitioner steps call the teammates' `insert_explicit_reshards` and
-`reshard_to_collectives`; until those modules exist, a pipeline that needs them raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from shardwise.export.passes import PASSES, cleanup, sink
+from shardwise.export.explicit_reshards import insert_explicit_reshards
 from shardwise.export.passes import calls as export_calls
+from shardwise.export.passes import cleanup, divisibility, sink
 from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
+from shardwise.export.passes.collective_patterns import canonicalize_with_labels
+from shardwise.export.passes.constant_merger import constant_or_scalar_merger
+from shardwise.export.passes.named_computations import export_named_computations
+from shardwise.export.passes.remove_ag_rs_for_cmv1 import remove_all_gather_reduce_scatter_for_cmv1
+from shardwise.export.passes.verify_unreduced import verify_unreduced_axes
+from shardwise.export.reshard_to_collectives import reshard_to_collectives
+from shardwise.export.reshard_to_collectives.verify_after import verify_collective_permute_meshes
 from shardwise.export.sharding_scan import scan_shardings
+from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module, Op, ops_in_pre_order
+from shardwise.passes import run_on_funcs, sdy_pass
 from shardwise.sdy.call_graph import is_in_module
 from shardwise.sdy.manual_computation import op_in_manual_computation
 from shardwise.sdy.sharding_groups import SHARDING_GROUP
@@ -44,44 +50,10 @@ class ExportOptions:
     verify_unreduced_axes: bool = False  # likewise: later Shardy runs it before reshards
 
 
-def _missing(name: str) -> Callable[..., None]:
-    def fail(*_: Any, **__: Any) -> None:
-        raise NotImplementedError(f"the export pipeline needs `{name}`, which is not available")
-
-    return fail
-
-
-def _insert_explicit_reshards() -> Callable[..., None]:
-    try:
-        from shardwise.export.explicit_reshards import insert_explicit_reshards
-    except ImportError:
-        return _missing("shardwise.export.explicit_reshards.insert_explicit_reshards")
-    return insert_explicit_reshards
-
-
-def _reshard_to_collectives() -> Callable[[Module], None]:
+def _reshard_to_collectives(module: Module) -> None:
     """The pass, then the check Shardy's verifier makes after it that later passes could hide."""
-    try:
-        from shardwise.export.reshard_to_collectives import reshard_to_collectives
-        from shardwise.export.reshard_to_collectives.verify_after import (
-            verify_collective_permute_meshes,
-        )
-    except ImportError:
-        return _missing("shardwise.export.reshard_to_collectives.reshard_to_collectives")
-
-    def run(module: Module) -> None:
-        reshard_to_collectives(module)
-        verify_collective_permute_meshes(module)
-
-    return run
-
-
-def _symbol_dce() -> Callable[[Module], None]:
-    try:
-        from shardwise.imports.symbol_dce import symbol_dce
-    except ImportError:
-        return _missing("shardwise.imports.symbol_dce.symbol_dce")
-    return symbol_dce
+    reshard_to_collectives(module)
+    verify_collective_permute_meshes(module)
 
 
 def _shardy_partitioner(
@@ -94,8 +66,8 @@ def _shardy_partitioner(
     whether the module may hold an ``sdy.manual_computation`` (no export pass creates one)."""
     full = options.enable_insert_explicit_collectives
     if options.verify_unreduced_axes:
-        PASSES["sdy-verify-unreduced-axes"](module)
-    _insert_explicit_reshards()(module, full, has_unreduced_axes=unreduced_axes)
+        run_on_funcs(module, verify_unreduced_axes)
+    insert_explicit_reshards(module, full, has_unreduced_axes=unreduced_axes)
     # Shardy verifies after every pass. A reshard inserted in a manual computation's body can
     # name an axis the body made manual ("... already bound by a parent
     # sdy.manual_computation op", e.g. from a callee's sharding in dedup mode): only then can
@@ -103,11 +75,11 @@ def _shardy_partitioner(
     if manual_computation and op_in_manual_computation(module, "sdy.reshard"):
         verify_module(module)
     if full:
-        PASSES["canonicalize"](module, enable_patterns=RESHARD_LABEL)
-        _reshard_to_collectives()(module)
-    PASSES["canonicalize"](module, enable_patterns=COLLECTIVE_LABEL)
+        canonicalize_with_labels(module, frozenset({RESHARD_LABEL}))
+        _reshard_to_collectives(module)
+    canonicalize_with_labels(module, frozenset({COLLECTIVE_LABEL}))
     if full and options.remove_all_gather_reduce_scatter_for_cmv1:
-        PASSES["sdy-remove-all-gather-reduce-scatter-for-cmv1"](module)
+        run_on_funcs(module, remove_all_gather_reduce_scatter_for_cmv1)
 
 
 @dataclass(slots=True)
@@ -150,10 +122,11 @@ def _collect(module: Module) -> _Collected:
     return found
 
 
+@sdy_pass("sdy-export-pipeline", options=ExportOptions)
 def export_pipeline(module: Module, options: ExportOptions | None = None) -> None:
     """``sdy-export-pipeline``: every export pass in Shardy's order, in place."""
     options = options or ExportOptions()
-    PASSES["sdy-constant-or-scalar-merger"](module)
+    run_on_funcs(module, constant_or_scalar_merger)
     found = _collect(module)
     # ``sdy-sink-data-flow-edges``, ``sdy-remove-sharding-groups`` and
     # ``sdy-sharding-constraint-to-reshard`` on the ops of one walk: none of them adds or
@@ -166,9 +139,9 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
             group.erase()
         cleanup.constraints_to_reshards(found.constraints)
     if options.update_non_divisible_input_output_shardings:
-        PASSES["sdy-update-non-divisible-input-output-shardings"](module)
-        PASSES["sdy-remove-sub-axes-in-input-output-shardings"](module)
-    PASSES["sdy-close-shardings"](module)
+        divisibility.update_non_divisible_input_output_shardings(module)
+        divisibility.remove_sub_axes_in_input_output_shardings(module)
+    cleanup.close_shardings(module)
     # Shardy verifies after every pass; closing ``{?}p0`` leaves ``{}p0``, which it rejects
     # here and which later passes may rewrite away before we would verify on write. That is
     # the one thing closing can make invalid in a verified module, so the full (costly)
@@ -179,11 +152,11 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
     if not options.avoid_export_for_partitioning:
         _shardy_partitioner(module, options, scan.unreduced_axes, found.manual_computation)
     if options.dump_propagation_edges or options.dump_sharding_origins:
-        PASSES["sdy-remove-propagation-debug-info"](module)
+        cleanup.remove_propagation_debug_info(module)
     if not options.keep_sharding_rules:
-        PASSES["sdy-drop-sharding-rules"](module)
+        run_on_funcs(module, cleanup.drop_sharding_rules)
     if options.inline_meshes and not options.avoid_export_for_partitioning:
-        PASSES["sdy-inline-meshes"](module)
+        cleanup.inline_meshes(module)
 
 
 def post_propagation_pipeline(
@@ -195,13 +168,13 @@ def post_propagation_pipeline(
     unflattening, symbol DCE, reshards at call sites) and then the export pipeline.
     """
     if dedup_functions_fully:
-        PASSES["sdy-propagate-to-func-results"](module)
-        PASSES["sdy-sink-func-data-flow-edges"](module)
+        export_calls.propagate_to_func_results(module)
+        run_on_funcs(module, sink.sink_func_data_flow_edges)
     else:
-        PASSES["sdy-export-named-computations"](module)
-        PASSES["sdy-propagate-to-func-results"](module)
+        export_named_computations(module)
+        export_calls.propagate_to_func_results(module)
     found = export_calls.unflatten_call_graph(module)
-    _symbol_dce()(module)
+    symbol_dce(module)
     # The calls the unflattening found, but those in funcs symbol-dce erased: a fresh walk's.
     calls = [call for call in found if is_in_module(module, call)]
     export_calls.insert_func_call_reshards(module, calls)

@@ -29,6 +29,7 @@ from shardwise.ir import (
     string_attr,
     symbol_ref,
 )
+from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import (
     ORIGINAL_FUNC_NAME_ATTR,
     callee_name,
@@ -65,6 +66,7 @@ def _lookup_func(table: SymbolTable, call: Op) -> Op:
     return func
 
 
+@sdy_pass("sdy-propagate-sharding-from-func-to-call")
 def propagate_sharding_from_func_to_call(module: Module) -> None:
     """Calls without ``sdy.sharding`` take their callee's result shardings (if any)."""
     table = SymbolTable(module)
@@ -89,6 +91,7 @@ def clone_func_recursively(func: Op, table: SymbolTable) -> Op:
     return clone
 
 
+@sdy_pass("sdy-flatten-call-graph")
 def flatten_call_graph(module: Module) -> None:
     """Every call after the first one of a callee gets its own (recursive) clone of it."""
     table = SymbolTable(module)
@@ -160,6 +163,7 @@ def _replace_op(old: Op, new: Op) -> None:
     old.parent = None
 
 
+@sdy_pass("sdy-import-func-calls")
 def import_func_calls(module: Module, add_data_flow_edges_on_named_computations: bool = True):
     """Replace each ``func.call`` by an ``sdy.named_computation`` holding the callee's body.
 
@@ -213,6 +217,7 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
 # -- func order and func data-flow edges --------------------------------------------------------
 
 
+@sdy_pass("sdy-pre-order-funcs")
 def pre_order_funcs(module: Module, without_calls: bool = False) -> None:
     """Move the funcs to the end of the module in call-graph pre-order (callers first).
 
@@ -254,6 +259,7 @@ def _add_func_edge(value: Value, anchor_block, index: int, owner: Op) -> int:
     return index + 1
 
 
+@sdy_pass("sdy-add-func-data-flow-edges")
 def add_func_data_flow_edges(module: Module) -> None:
     """Edge ops after every argument of non-main funcs and after every call result."""
     main = _main_func(module)

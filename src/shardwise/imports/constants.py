@@ -27,6 +27,7 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
+from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import callee_name, funcs_in_call_graph_order, original_func_name
 from shardwise.sdy.op_properties import ELEMENTWISE_OPS, is_elementwise
 
@@ -307,6 +308,7 @@ def _split_region(ops: Iterable[Op], func_name: str, named: Op | None, st: _Stat
     st.flush(_unused([*expansions, *reversed(constants)]))
 
 
+@sdy_pass("sdy-constant-or-scalar-splitter")
 def constant_or_scalar_splitter(module: Module) -> None:
     """Convert constants to ``sdy.constant`` and split constant/scalar-broadcast sub-graphs."""
     walked = _walk_module(module)

@@ -20,6 +20,7 @@ from shardwise.ir import (
     is_before_in_block,
     replace_uses_if,
 )
+from shardwise.passes import sdy_pass
 from shardwise.propagation.debug_info import DebugInfoRecorder
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.sdy.call_graph import ops_in_post_order
@@ -171,6 +172,7 @@ def _apply_manual_computation(op: Op, debug: DebugInfoRecorder | None) -> None:
         _apply(op, operand, sharding, new_constraint, debug)
 
 
+@sdy_pass("sdy-apply-sharding-constraints")
 def apply_sharding_constraints(
     module: Module,
     debug_sharding_origins: bool = False,

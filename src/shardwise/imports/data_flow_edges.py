@@ -7,6 +7,7 @@ edge op takes over all uses of its owner and a copy of the owner's current shard
 from __future__ import annotations
 
 from shardwise.ir import Block, Module, Op, Value
+from shardwise.passes import sdy_pass
 from shardwise.sdy import data_flow
 from shardwise.sdy.call_graph import is_static_shaped, ops_in_post_order
 from shardwise.sdy.shardings import get_sharding
@@ -99,6 +100,7 @@ def add_data_flow_edges_to(op: Op, placer: EdgePlacer | None = None) -> None:
     add_data_flow_edges_for([v for v in owners if not v.is_block_arg], placer)
 
 
+@sdy_pass("sdy-add-data-flow-edges")
 def add_data_flow_edges(module: Module) -> None:
     """Edges for every data-flow op (while, case, optimization_barrier, manual/named computation)."""
     add_data_flow_edges_to_ops(ops_in_post_order(module.op, data_flow.DATA_FLOW_OPS))

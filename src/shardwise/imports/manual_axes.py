@@ -12,6 +12,7 @@ from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import VerifyError
 from shardwise.ir import Module, Op, OpaqueType, Type
 from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import mesh_of, ops_in_post_order
 from shardwise.sharding import ManualAxes, MeshRef, TensorSharding, TensorShardingPerValue
 
@@ -103,6 +104,7 @@ def _clean_up(module: Module, op: Op) -> None:
         op.properties["out_shardings"] = new_outs
 
 
+@sdy_pass("sdy-manual-axes-cleanup")
 def manual_axes_cleanup(module: Module) -> None:
     """Sort manual axes by mesh order; add each sharding's unused manual axes as replicated."""
     clean_up_manual_computations(module, ops_in_post_order(module.op, _MANUAL))

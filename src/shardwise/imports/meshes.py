@@ -22,6 +22,7 @@ from shardwise.ir import (
     symbol_ref_name,
 )
 from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import mesh_of
 from shardwise.sdy.sharding_walker import transform_shardings
 from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
@@ -60,6 +61,7 @@ def _stablehlo_mesh_dict(mesh: Mesh) -> RawAttr:
     return RawAttr(text + "}")
 
 
+@sdy_pass("sdy-lift-inlined-meshes")
 def lift_inlined_meshes(module: Module) -> None:
     """Dedup identical ``sdy.mesh`` ops and lift meshes inlined in shardings into symbols.
 
@@ -193,6 +195,7 @@ def _without_size_one_axes(sharding: TensorSharding, mesh: Mesh) -> TensorShardi
     )
 
 
+@sdy_pass("sdy-remove-size-one-axes")
 def remove_size_one_axes(module: Module) -> None:
     """Drop axes of size 1 from every sharding (dims, replicated, unreduced); meshes keep them."""
     meshes = [op.get_attr("mesh") for op in module.top_level_ops("sdy.mesh")]

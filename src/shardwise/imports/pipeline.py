@@ -11,12 +11,14 @@ from shardwise.imports.meshes import lift_inlined_meshes, remove_size_one_axes
 from shardwise.imports.sharding_groups import sharding_group_import
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module
+from shardwise.passes import sdy_pass
 from shardwise.sdy import data_flow
 from shardwise.sdy.call_graph import ops_in_post_order
 
 __all__ = ["import_pipeline"]
 
 
+@sdy_pass("sdy-import-pipeline")
 def import_pipeline(module: Module, dedup_functions_fully: bool = False) -> None:
     """Clean-up passes, then data-flow edges; constraints and groups here only when deduping.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from shardwise.errors import VerifyError
 from shardwise.ir import Module, Op, RawAttr, Value
+from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import ops_in_post_order
 from shardwise.sdy.sharding_groups import SHARDING_GROUP, group_id_of
 
@@ -58,6 +59,7 @@ def _union(parent: dict[int, int], a: int, b: int) -> None:
         parent[rb] = ra  # llvm::EquivalenceClasses keeps the first argument's leader
 
 
+@sdy_pass("sdy-sharding-group-import")
 def sharding_group_import(module: Module, groups: list[Op] | None = None) -> None:
     """Merge groups that share a value, renumber them densely, drop duplicate members.
 

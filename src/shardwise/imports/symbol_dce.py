@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 
 from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
+from shardwise.passes import sdy_pass
 
 __all__ = ["PLAIN_PROPERTY_OPS", "symbol_dce"]
 
@@ -156,6 +157,7 @@ class _Liveness:
         return found
 
 
+@sdy_pass("symbol-dce")
 def symbol_dce(module: Module) -> None:
     """Erase every private top-level symbol that no live op references (transitively)."""
     liveness = _Liveness(module)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, TensorType, Value, func_result_types
 from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
 from shardwise.propagation.debug_info import DebugInfoRecorder, combine_observers
 from shardwise.propagation.driver import (
     DirectionFn,
@@ -146,10 +147,16 @@ def _basic_level(ctx: _Context, direction_fn: DirectionFn) -> None:
     _run(ctx, _BASIC, direction_fn)
 
 
-basic_propagate = _pass(_basic_level)
-aggressive_propagate = _pass(_aggressive_level)
-op_priority_propagate = _pass(_op_priority_level)
-user_priority_propagate = _pass(_user_priority_level)
+basic_propagate = sdy_pass("sdy-basic-propagate", options=PropagationOptions)(_pass(_basic_level))
+aggressive_propagate = sdy_pass("sdy-aggressive-propagate", options=PropagationOptions)(
+    _pass(_aggressive_level)
+)
+op_priority_propagate = sdy_pass("sdy-op-priority-propagate", options=PropagationOptions)(
+    _pass(_op_priority_level)
+)
+user_priority_propagate = sdy_pass("sdy-user-priority-propagate", options=PropagationOptions)(
+    _pass(_user_priority_level)
+)
 
 
 def remove_sharding_rules(module: Module) -> None:

@@ -16,18 +16,18 @@ Shardy's prop/propagation_pipeline.cc, steps in its order:
 
 from __future__ import annotations
 
-from shardwise.imports import (
+from shardwise.imports.calls import (
     add_func_data_flow_edges,
-    apply_sharding_constraints,
     flatten_call_graph,
     import_func_calls,
-    import_pipeline,
     pre_order_funcs,
-    sharding_group_import,
-    symbol_dce,
 )
-from shardwise.imports.constraints import CONSTRAINT_TARGETS
+from shardwise.imports.constraints import CONSTRAINT_TARGETS, apply_sharding_constraints
+from shardwise.imports.pipeline import import_pipeline
+from shardwise.imports.sharding_groups import sharding_group_import
+from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module, ops_in_post_order
+from shardwise.passes import sdy_pass
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import user_priority_propagate
 from shardwise.sdy.call_graph import is_in_module
@@ -100,6 +100,7 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
     pre_order_funcs(module, without_calls=not options.dedup_functions_fully)
 
 
+@sdy_pass("sdy-propagation-pipeline", options=PropagationOptions)
 def propagation_pipeline(
     module: Module, options: PropagationOptions | None = None, observer=None
 ) -> None:

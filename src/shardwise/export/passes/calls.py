@@ -19,6 +19,7 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
+from shardwise.passes import sdy_pass
 from shardwise.sdy.funcs import (
     FUNC_MANUAL_AXES_ATTR,
     ORIGINAL_FUNC_NAME_ATTR,
@@ -39,6 +40,7 @@ _CALL = frozenset({"func.call"})
 _CALLS_AND_FUNCS = frozenset({"func.call", "func.func"})
 
 
+@sdy_pass("sdy-propagate-to-func-results")
 def propagate_to_func_results(module: Module) -> None:
     """Every func but the main one gets its returned values' shardings as result shardings."""
     main = main_func(module)
@@ -79,6 +81,7 @@ def _reshard_call_results(call: Op, func_shardings: list[TensorSharding]) -> Non
     set_per_value(call, SHARDING_ATTR, func_shardings)
 
 
+@sdy_pass("sdy-insert-func-call-reshards")
 def insert_func_call_reshards(module: Module, calls: list[Op] | None = None) -> None:
     """Call results take the callee's result shardings; a reshard restores the old one.
 
@@ -153,6 +156,7 @@ def _func_cache(callees: list[Op], key: _Keys, fully: bool) -> dict[tuple, Op]:
     return cache
 
 
+@sdy_pass("sdy-unflatten-call-graph")
 def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> list[Op]:
     """Calls to clones of one original func with equal shardings share one callee.
 

@@ -17,6 +17,7 @@ from shardwise.ir import (
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
+from shardwise.passes import FUNC, sdy_pass
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy.sharding_groups import SHARDING_GROUP
 from shardwise.sdy.sharding_walker import memoized_transform, transform_shardings
@@ -46,11 +47,13 @@ PROPAGATION_DEBUG_ATTRS = (
 )
 
 
+@sdy_pass("sdy-close-shardings")
 def close_shardings(module: Module) -> None:
     """`sdy-close-shardings`: every sharding closed, its replicated axes dropped."""
     transform_shardings(module.op, memoized_transform(TensorSharding.closed_like))
 
 
+@sdy_pass("sdy-remove-sharding-groups")
 def remove_sharding_groups(module: Module) -> None:
     """`sdy-remove-sharding-groups`: erase every ``sdy.sharding_group``."""
     for op in ops_in_pre_order(module.op, SHARDING_GROUP):
@@ -78,6 +81,7 @@ def _constraint_to_reshard(op: Op, index: int) -> None:
     op.parent = None
 
 
+@sdy_pass("sdy-sharding-constraint-to-reshard", anchor=FUNC)
 def sharding_constraint_to_reshard(func: Op) -> None:
     """`sdy-sharding-constraint-to-reshard`: each constraint becomes a reshard (same attrs).
 
@@ -99,6 +103,7 @@ def constraints_to_reshards(constraints: list[Op]) -> None:
         _constraint_to_reshard(op, index[id(op)])
 
 
+@sdy_pass("sdy-drop-sharding-rules", anchor=FUNC)
 def drop_sharding_rules(func: Op) -> None:
     """`sdy-drop-sharding-rules`: remove every ``sdy.sharding_rule`` that is not custom."""
     ops = [func]
@@ -122,6 +127,7 @@ def _remove_func_debug_attrs(func: Op) -> None:
                 attrs.pop(name, None)
 
 
+@sdy_pass("sdy-remove-propagation-debug-info")
 def remove_propagation_debug_info(module: Module) -> None:
     """`sdy-remove-propagation-debug-info`: drop edge/origin debug attributes everywhere."""
     for op in module.walk():
@@ -132,6 +138,7 @@ def remove_propagation_debug_info(module: Module) -> None:
             op.attributes.pop(name, None)
 
 
+@sdy_pass("sdy-inline-meshes")
 def inline_meshes(module: Module) -> None:
     """`sdy-inline-meshes`: shardings carry their mesh inline; ``sdy.mesh`` ops are erased."""
     meshes = module.meshes()

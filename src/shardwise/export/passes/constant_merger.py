@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardwise.ir import BatchErase, Op, RawAttr, Region, TensorType, ops_in_post_order
+from shardwise.passes import FUNC, sdy_pass
 
 __all__ = ["constant_or_scalar_merger", "CONSTANT_LIKE_OPS"]
 
@@ -78,6 +79,7 @@ def _cache_key(op: Op, texts: dict[Any, Any]) -> tuple | None:
     return None
 
 
+@sdy_pass("sdy-constant-or-scalar-merger", anchor=FUNC)
 def constant_or_scalar_merger(func: Op) -> None:
     """Deduplicate constants and scalar broadcasts, walking in MLIR's post-order."""
     cache: dict[tuple, Op] = {}

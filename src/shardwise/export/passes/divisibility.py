@@ -24,6 +24,7 @@ from shardwise.ir import (
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
 from shardwise.sdy import manual_computation
 from shardwise.sdy.sharding_walker import get_per_value, memoized_transform, set_per_value
 from shardwise.sdy.shardings import (
@@ -158,6 +159,7 @@ def _update_manual_computation(meshes: Meshes, op: Op) -> None:
         set_per_value(op, "out_shardings", _update_list(meshes, types, out))
 
 
+@sdy_pass("sdy-update-non-divisible-input-output-shardings")
 def update_non_divisible_input_output_shardings(module: Module) -> None:
     """Func args/results, call results and manual-computation edges become evenly sharded."""
     meshes = module.meshes()
@@ -217,6 +219,7 @@ def main_func(module: Module) -> Op:
     return main
 
 
+@sdy_pass("sdy-remove-sub-axes-in-input-output-shardings")
 def remove_sub_axes_in_input_output_shardings(module: Module) -> None:
     """Open dims of the main func's arg/result shardings are cut at their first sub-axis."""
     func = main_func(module)

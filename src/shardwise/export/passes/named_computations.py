@@ -26,6 +26,7 @@ from shardwise.ir import (
     string_attr_value,
     symbol_ref,
 )
+from shardwise.passes import sdy_pass
 from shardwise.sdy.funcs import EXECUTION_THREAD_ATTR, ORIGINAL_FUNC_NAME_ATTR
 from shardwise.sdy.sharding_walker import get_per_value, set_per_value
 
@@ -141,6 +142,7 @@ def _replace_with_call(op: Op, callee: str, positions: dict[int, int]) -> Op:
     return call
 
 
+@sdy_pass("sdy-export-named-computations")
 def export_named_computations(module: Module) -> None:
     """Named computations -> private funcs + calls (post-order: nested ones first)."""
     table = SymbolTable(module)

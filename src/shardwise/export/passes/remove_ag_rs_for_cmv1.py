@@ -21,6 +21,7 @@ the pass (collect first, rewrite after), as Shardy does.
 from __future__ import annotations
 
 from shardwise.ir import SHARDING_ATTR, Op
+from shardwise.passes import FUNC, sdy_pass
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
@@ -60,6 +61,7 @@ def _removable_reduce_scatter(dot: Op) -> Op | None:
     return user
 
 
+@sdy_pass("sdy-remove-all-gather-reduce-scatter-for-cmv1", anchor=FUNC)
 def remove_all_gather_reduce_scatter_for_cmv1(func: Op) -> None:
     """`sdy-remove-all-gather-reduce-scatter-for-cmv1` on one ``func.func``, in place."""
     to_remove: list[Op] = []

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from shardwise.ir import SHARDING_ATTR, ArrayAttr, DictAttr, Op, RawAttr, Value, ops_in_pre_order
+from shardwise.passes import FUNC, sdy_pass
 from shardwise.sdy import data_flow, manual_computation
 from shardwise.sdy.sharding_walker import get_per_value, set_per_value
 from shardwise.sdy.shardings import (
@@ -129,6 +130,7 @@ def _erase_replacing(op: Op, value: Value) -> None:
     op.erase()
 
 
+@sdy_pass("sdy-sink-data-flow-edges", anchor=FUNC)
 def sink_data_flow_edges(
     func: Op,
     sink_debug_sharding_origins: bool = False,
@@ -155,6 +157,7 @@ def sink_collected_edges(ops: list[Op], origins: bool = False, edges: bool = Fal
             _sink_into(op, origins, edges)
 
 
+@sdy_pass("sdy-sink-func-data-flow-edges", anchor=FUNC)
 def sink_func_data_flow_edges(func: Op) -> None:
     """`sdy-sink-func-data-flow-edges`: the edge's sharding (or a fully open one) moves to
     its operand's owner; the edge is erased."""

@@ -17,6 +17,7 @@ from shardwise.axis import AxisRef, axis_set_diff
 from shardwise.errors import VerifyError
 from shardwise.ir import Module, Op, Value, symbol_ref_name
 from shardwise.mesh import Mesh
+from shardwise.passes import FUNC, sdy_pass
 from shardwise.sdy import manual_computation
 from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 from shardwise.sharding import TensorSharding
@@ -252,6 +253,7 @@ def _body_reduction(op: Op) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
+@sdy_pass("sdy-verify-unreduced-axes", anchor=FUNC)
 def verify_unreduced_axes(func: Op, module: Module | None = None) -> None:
     """Raise `VerifyError` at the first op (post-order) that drops or invents unreduced axes."""
     if module is None:

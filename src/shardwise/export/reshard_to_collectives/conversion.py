@@ -19,6 +19,7 @@ from shardwise.errors import VerifyError
 from shardwise.export.reshard_to_collectives.inserter import insert_collectives
 from shardwise.ir import Module, Op, Value
 from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
@@ -118,6 +119,7 @@ def _convert_func(func: Op, meshes: _Meshes, keep_redundant_reshards: bool) -> N
         op.erase()
 
 
+@sdy_pass("sdy-reshard-to-collectives")
 def reshard_to_collectives(module: Module, keep_redundant_reshards: bool = False) -> None:
     """``sdy-reshard-to-collectives{keep-redundant-reshards}`` on every function, in place."""
     meshes = _Meshes(module)
