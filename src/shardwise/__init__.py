@@ -7,6 +7,7 @@ from shardwise.api import (
     from_placements,
     load,
     mesh_from_jax,
+    parse_sharding,
     to_named_sharding,
     to_partition_spec,
     to_placements,
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load",
+    "parse_sharding",
     "from_jax",
     "ShardedModule",
     "sharding_rule",

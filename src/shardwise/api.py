@@ -130,6 +130,14 @@ class ShardedModule:
         return self.text
 
 
+def parse_sharding(text: str) -> TensorSharding:
+    """``#sdy.sharding<@mesh, [{"x"}, {}]>`` (the ``#sdy.sharding`` prefix optional) -> value."""
+    from shardwise.syntax import parse_tensor_sharding
+
+    text = text.strip()
+    return parse_tensor_sharding(text if text.startswith("#") else "#sdy.sharding" + text)
+
+
 def load(path_or_text: str | os.PathLike[str]) -> ShardedModule:
     """Load MLIR from a file path or from text (anything containing a newline or '{')."""
     from shardwise.io.mlir import load_file, load_text

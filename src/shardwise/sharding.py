@@ -1,6 +1,7 @@
 """Dimension and tensor shardings (Shardy `DimensionShardingAttr`, `TensorShardingAttr`).
 
-`str()` of each value prints exactly what Shardy prints; `shardwise.syntax` parses it back.
+`str()` of each value prints exactly what Shardy prints; `shardwise.syntax` parses it back
+(`shardwise.parse_sharding` for users).
 """
 
 from __future__ import annotations
@@ -100,14 +101,6 @@ class TensorSharding:
 
     def __str__(self) -> str:
         return "#sdy.sharding" + self.body_str()
-
-    @staticmethod
-    def parse(text: str) -> TensorSharding:
-        """Parse ``#sdy.sharding<@mesh, [{"x"}, {}]>`` (the ``#sdy.sharding`` prefix optional)."""
-        from shardwise.syntax import parse_tensor_sharding
-
-        text = text.strip()
-        return parse_tensor_sharding(text if text.startswith("#") else "#sdy.sharding" + text)
 
     # -- queries ----------------------------------------------------------------------------
 

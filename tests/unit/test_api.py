@@ -52,7 +52,7 @@ def test_partition_spec_round_trip():
     sharding = shardwise.from_partition_spec(P("x", None, ("x", "y")), rank=4)
     assert str(sharding) == '#sdy.sharding<@mesh, [{"x"}, {}, {"x", "y"}, {}]>'
     assert shardwise.to_partition_spec(sharding) == P("x", None, ("x", "y"))
-    sub = shardwise.TensorSharding.parse('<@mesh, [{"x":(1)2}]>')
+    sub = shardwise.parse_sharding('<@mesh, [{"x":(1)2}]>')
     with pytest.raises(shardwise.ShardwiseError, match="sub-axes"):
         shardwise.to_partition_spec(sub)
 
@@ -112,7 +112,7 @@ def test_readme_python_example_runs(tmp_path, capsys, monkeypatch):
 )
 def test_dtensor_placements_round_trip(text, placements):
     mesh = shardwise.Mesh((shardwise.MeshAxis("x", 2), shardwise.MeshAxis("y", 4)))
-    sharding = shardwise.TensorSharding.parse(text)
+    sharding = shardwise.parse_sharding(text)
     assert shardwise.to_placements(sharding, mesh) == placements
     assert shardwise.from_placements(placements, mesh, rank=2) == sharding
 
@@ -120,6 +120,6 @@ def test_dtensor_placements_round_trip(text, placements):
 def test_dtensor_placements_refuse_what_dtensor_cannot_say():
     mesh = shardwise.Mesh((shardwise.MeshAxis("x", 2), shardwise.MeshAxis("y", 4)))
     with pytest.raises(shardwise.ShardwiseError, match="out of mesh order"):
-        shardwise.to_placements(shardwise.TensorSharding.parse('<@mesh, [{"y", "x"}]>'), mesh)
+        shardwise.to_placements(shardwise.parse_sharding('<@mesh, [{"y", "x"}]>'), mesh)
     with pytest.raises(shardwise.ShardwiseError, match="unknown placement"):
         shardwise.from_placements(["Shard(0)", "Strided()"], mesh, rank=1)

@@ -257,7 +257,7 @@ def test_explicit_locations_are_kept_as_text() -> None:
     assert ret.loc_text == 'loc("ret"("x.py":1:2))'
     assert ret.location == Location("u.mlir", 3, 5)
     assert arg.location == Location("u.mlir", 2, 10)
-    assert gen.block_arg_loc_text(arg) == 'loc("a"("x.py":1:2))'
+    assert arg.loc_text == 'loc("a"("x.py":1:2))'
     printed = gen.print_generic(module)
     assert 'loc("ret"("x.py":1:2))' in printed and 'loc("a"("x.py":1:2))' in printed
 

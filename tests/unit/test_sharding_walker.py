@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from shardwise.api import parse_sharding
 from shardwise.sdy import data_flow, sharding_walker
 from shardwise.sdy import shardings as sharding_access
 from shardwise.sharding import TensorSharding
@@ -35,12 +36,12 @@ def test_memoized_transform_calls_once_per_value(texts, calls):
         return sharding.closed_like()
 
     transform = sharding_walker.memoized_transform(close)
-    shardings = [TensorSharding.parse(t) for t in texts]  # distinct objects, some equal
+    shardings = [parse_sharding(t) for t in texts]  # distinct objects, some equal
     results = [transform(s) for s in shardings]
     assert [str(r) for r in results] == [str(s.closed_like()) for s in shardings]
     assert len(seen) == calls
 
 
 def test_memoized_transform_returns_an_unchanged_input_itself():
-    sharding = TensorSharding.parse('<@m, [{"x"}, {}]>')
+    sharding = parse_sharding('<@m, [{"x"}, {}]>')
     assert sharding_walker.memoized_transform(TensorSharding.closed_like)(sharding) is sharding

@@ -3,7 +3,7 @@
 `ProvenanceObserver` is a propagation observer (see `PropagationDriver`): it only reads. For
 every value and every axis on it, it records the step that put the axis there (op, factor,
 the tensor it came from, strategy and priority rounds); axes present before propagation are
-user annotations or constraints. `explain_value` then follows those steps back to the
+user annotations or constraints. `reasons.explain_value` then follows those steps back to the
 annotation, and `reasons.blocked_axes` says, for every axis a connected value has and this
 one lacks, which op stopped it and why (`Blocked.kind`):
 
@@ -42,7 +42,6 @@ __all__ = [
     "Blocked",
     "ProvenanceObserver",
     "Explanation",
-    "explain_value",
     "func_result_of_key",
     "Key",
 ]
@@ -106,7 +105,7 @@ class Explanation:
     propagated: TensorSharding | None = None  # before the export steps, if it differs
 
 
-def _axis_strs(sharding: TensorSharding | None) -> list[str]:
+def axis_texts(sharding: TensorSharding | None) -> list[str]:
     return [] if sharding is None else [str(a) for a in sharding.dim_axes()]
 
 
@@ -294,17 +293,3 @@ def chain(obs: ProvenanceObserver, key: Key, axis: str, limit: int = 50) -> list
         out.append(origin if origin.op is not None else Origin(axis, None, source=key))
         key = origin.source
     return out
-
-
-def explain_value(obs: ProvenanceObserver, module: Module, key: Key, name: str) -> Explanation:
-    exported = sharding_of_key(module, key)
-    sharding = obs.final.get(key, exported)  # reasons hold for what propagation left
-    exp = Explanation(key, name, exported)
-    if sharding != exported:
-        exp.propagated = sharding
-    for axis in _axis_strs(sharding):
-        exp.chains[axis] = chain(obs, key, axis)
-    from shardwise.explain.reasons import blocked_axes  # reasons builds on this module
-
-    exp.blocked = blocked_axes(obs, module, key, sharding)
-    return exp

@@ -19,10 +19,12 @@ from collections import deque
 
 from shardwise.explain.provenance import (
     Blocked,
+    Explanation,
     Key,
     Origin,
     ProvenanceObserver,
     _Step,
+    axis_texts,
     chain,
     sharding_of_key,
 )
@@ -33,14 +35,10 @@ from shardwise.rules.rule import FactorType, factor_symbol
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
-__all__ = ["blocked_axes"]
+__all__ = ["blocked_axes", "explain_value"]
 
 # The first op-priority round that propagates factors that are not pass-through.
 _NON_PASS_THROUGH_ROUND = 3
-
-
-def _axis_strs(sharding: TensorSharding | None) -> list[str]:
-    return [] if sharding is None else [str(a) for a in sharding.dim_axes()]
 
 
 def blocked_axes(
@@ -48,7 +46,7 @@ def blocked_axes(
 ) -> list[Blocked]:
     """Every axis a connected tensor has that `key` lacks, with the op and reason that stopped
     it; adjacent tensors first, then (with a path) the tensors further away."""
-    have = set(_axis_strs(sharding))  # explicitly replicated axes are reported as stopped
+    have = set(axis_texts(sharding))  # explicitly replicated axes are reported as stopped
     out: list[Blocked] = []
     for op_id in obs.steps_of.get(key, []):
         for b in _blocked_at(obs, module, obs.steps[op_id], key, have):
@@ -84,7 +82,7 @@ def _blocked_at(obs, module, step: _Step, key: Key, have: set[str]) -> list[Bloc
             and shardings[me] is not None
             and shardings[j].mesh_or_ref != shardings[me].mesh_or_ref
         ):
-            for axis in set(_axis_strs(shardings[j])) - have:
+            for axis in set(axis_texts(shardings[j])) - have:
                 out.append(
                     Blocked(axis, step.op, other, "", "different meshes", "different-meshes")
                 )
@@ -312,7 +310,7 @@ def _blocked_no_rule(
         else:
             continue
         for v, sharding in zip(values, shardings, strict=True):
-            for axis in set(_axis_strs(sharding)) - have:
+            for axis in set(axis_texts(sharding)) - have:
                 if all(b.axis != axis for b in out):
                     out.append(Blocked(axis, op, v, "", reason, kind))
     return out
@@ -334,7 +332,7 @@ def _blocked_further(obs, module: Module, key: Key, known: set[str]) -> list[Blo
     out: list[Blocked] = []
     while queue:
         k = queue.popleft()
-        missing = [a for a in _axis_strs(_final(obs, module, k)) if a not in known]
+        missing = [a for a in axis_texts(_final(obs, module, k)) if a not in known]
         for axis in missing if k is not key else []:
             found = _stop_on_path(obs, module, _path(parent, k), axis)
             if found is not None:
@@ -359,7 +357,7 @@ def _stop_on_path(obs, module: Module, path: list[Key], axis: str) -> Blocked | 
     """The first op along `path` (far tensor first) after which `axis` is gone, and why."""
     for i in range(len(path) - 1):
         src, dst = path[i], path[i + 1]
-        have = set(_axis_strs(_final(obs, module, dst)))
+        have = set(axis_texts(_final(obs, module, dst)))
         if axis in have:
             continue
         for sid in obs.steps_of.get(dst, []):
@@ -373,3 +371,15 @@ def _stop_on_path(obs, module: Module, path: list[Key], axis: str) -> Blocked | 
                     )
         return None
     return None
+
+
+def explain_value(obs: ProvenanceObserver, module: Module, key: Key, name: str) -> Explanation:
+    exported = sharding_of_key(module, key)
+    sharding = obs.final.get(key, exported)  # reasons hold for what propagation left
+    exp = Explanation(key, name, exported)
+    if sharding != exported:
+        exp.propagated = sharding
+    for axis in axis_texts(sharding):
+        exp.chains[axis] = chain(obs, key, axis)
+    exp.blocked = blocked_axes(obs, module, key, sharding)
+    return exp

@@ -11,11 +11,11 @@ from shardwise.explain.provenance import (
     Explanation,
     Key,
     ProvenanceObserver,
-    explain_value,
     func_name,
     func_result_of_key,
     sharding_of_key,
 )
+from shardwise.explain.reasons import explain_value
 from shardwise.ir import Module, Type, Value, func_result_types
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.passes import OP_PRIORITY_ROUNDS

@@ -111,9 +111,7 @@ def new_op(name: str, operand: Value, properties: dict) -> Op:
     if owner is not None:
         location, loc_text = owner.location, owner.loc_text
     else:
-        from shardwise.io.generic import block_arg_loc_text
-
-        location, loc_text = operand.location, block_arg_loc_text(operand)
+        location, loc_text = operand.location, operand.loc_text
     return Op(name, [operand], [operand.type], properties, location=location, loc_text=loc_text)
 
 

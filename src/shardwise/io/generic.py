@@ -18,7 +18,6 @@ from shardwise.io.generic_parser import Positions, parse_generic
 from shardwise.io.generic_printer import OP_MARKER, print_generic
 from shardwise.io.generic_text import (
     SdyParser,
-    block_arg_loc_text,
     convert_attr,
     dialect_resources,
     loc_position,
@@ -38,7 +37,6 @@ __all__ = [
     "convert_attr",
     "resolve_loc_aliases",
     "loc_position",
-    "block_arg_loc_text",
     "dialect_resources",
     "skip_balanced",
     "split_top_level",

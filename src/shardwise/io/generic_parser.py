@@ -17,7 +17,6 @@ from typing import Any
 from shardwise import ir
 from shardwise.errors import InternalError, Location, ParseError, UnsupportedError
 from shardwise.io.generic_text import (
-    ARG_LOCS,
     RESOURCES,
     WS_RE,
     SdyParser,
@@ -511,11 +510,10 @@ class _Parser:
             location = self.arg_positions[len(self.args)]
         else:
             location = Location(self.filename)
-        value = block.add_arg(ir.parse_type(type_text), location=location)
+        kept = loc_text if self.keep_loc_text else None
+        value = block.add_arg(ir.parse_type(type_text), location=location, loc_text=kept)
         self.define(name, value)
         self.args.append(value)
-        if self.keep_loc_text and loc_text is not None:
-            ARG_LOCS[value] = loc_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from shardwise import ir
 from shardwise.errors import Location
-from shardwise.io.generic_text import ARG_LOCS, RESOURCES
+from shardwise.io.generic_text import RESOURCES
 
 __all__ = ["OP_MARKER", "print_generic"]
 
@@ -158,7 +158,7 @@ class _Printer:
         for i, block in enumerate(region.blocks):
             label = block.label or f"^bb{i}"
             args = ", ".join(
-                f"{self.name_of(a)}: {self.type_text(a.type)}{self.loc(ARG_LOCS.get(a), a.location)}"
+                f"{self.name_of(a)}: {self.type_text(a.type)}{self.loc(a.loc_text, a.location)}"
                 for a in block.args
             )
             out.append(f"{indent}{label}({args}):\n" if args else f"{indent}{label}:\n")

@@ -42,18 +42,11 @@ _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
 _ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
 
-# Texts we keep beside the IR because `ir.Value` / `ir.Module` have no field for them:
-# the explicit location text of block arguments (only for inputs written with locations) and
-# the module's ``{-# dialect_resources ... #-}`` block. Keyed weakly: they die with the IR.
-ARG_LOCS: weakref.WeakKeyDictionary[ir.Value, str] = weakref.WeakKeyDictionary()
+# The module's ``{-# dialect_resources ... #-}`` block, kept beside the IR (`ir.Module` has no
+# field for it). Keyed weakly: it dies with the IR.
 RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
 
 SdyParser = Callable[[str], Any]
-
-
-def block_arg_loc_text(value: ir.Value) -> str | None:
-    """The user's explicit ``loc(...)`` text of a block argument, if the input had one."""
-    return ARG_LOCS.get(value)
 
 
 def dialect_resources(module: ir.Module) -> str | None:

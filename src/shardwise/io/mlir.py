@@ -364,7 +364,7 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
 
 def _print_pretty(module: ir.Module) -> str | None:
     """The pure-Python pretty printout, or None where it gives up."""
-    from shardwise.io import pretty_ops, pretty_printer
+    from shardwise.io import pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401  (registers its formats)
 
     try:
         return pretty_printer.print_pretty(module, pretty_ops.OP_PRINTERS, pretty_ops.NAME_HINTS)

@@ -347,7 +347,3 @@ def _named_computation(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     text += " (" + p.region_args(region.blocks[0]) + ") " + body
     elided = ("name", "in_shardings", "out_shardings")
     return text + p.attr_dict(op, elided) + " : " + p.functional_type(op)
-
-
-# The StableHLO and CHLO printers register themselves into the tables above.
-from shardwise.io import pretty_stablehlo  # noqa: E402, F401

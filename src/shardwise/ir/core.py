@@ -25,7 +25,7 @@ SHARDING_RULE_ATTR = "sdy.sharding_rule"
 class Value:
     """An SSA value: an op result or a block argument. Compared by identity."""
 
-    __slots__ = ("type", "owner", "index", "uses", "name", "location", "__weakref__")
+    __slots__ = ("type", "owner", "index", "uses", "name", "location", "loc_text", "__weakref__")
 
     def __init__(
         self,
@@ -34,6 +34,7 @@ class Value:
         index: int,
         name: str = "",
         location: Location | None = None,
+        loc_text: str | None = None,
     ) -> None:
         self.type = type
         self.owner = owner
@@ -41,6 +42,9 @@ class Value:
         self.uses: list[tuple[Op, int]] = []
         self.name = name
         self.location = location
+        # A block argument's explicit ``loc(...)`` text, kept when the input was read with
+        # locations (as `Op.loc_text`); None otherwise.
+        self.loc_text = loc_text
 
     def __repr__(self) -> str:
         return f"<Value {self.name or '?'}: {self.type}>"
@@ -286,8 +290,14 @@ class Block:
         self.parent: Region | None = None
         self.label = label
 
-    def add_arg(self, type: Type, name: str = "", location: Location | None = None) -> Value:
-        value = Value(type, self, len(self.args), name, location)
+    def add_arg(
+        self,
+        type: Type,
+        name: str = "",
+        location: Location | None = None,
+        loc_text: str | None = None,
+    ) -> Value:
+        value = Value(type, self, len(self.args), name, location, loc_text)
         self.args.append(value)
         return value
 

@@ -46,7 +46,7 @@ def clone_region(region: Region, mapping: dict[Value, Value] | None = None) -> R
     for block in region.blocks:
         copy = Block(label=block.label)
         for arg in block.args:
-            mapping[arg] = copy.add_arg(arg.type, arg.name, arg.location)
+            mapping[arg] = copy.add_arg(arg.type, arg.name, arg.location, arg.loc_text)
         new.add_block(copy)
         pairs.append((block, copy))
     for block, copy in pairs:

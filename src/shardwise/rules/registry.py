@@ -15,13 +15,14 @@ e.g. a user's custom rule) and by default stores a created rule on the op.
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Callable
 
-from shardwise.errors import UnsupportedError
 from shardwise.hashing import InternTable
 from shardwise.ir import SHARDING_RULE_ATTR, Op
 from shardwise.rules.rule import OpShardingRule
+from shardwise.syntax import parse_op_sharding_rule
 
 __all__ = [
     "NO_RULE_OPS",
@@ -120,11 +121,12 @@ _families_imported = False
 
 
 def _rules() -> dict[str, RuleFn]:
-    # Importing the families fills `_RULES`; done lazily because they import `register`.
-    # (An import statement costs a module lookup on every call: one per op visit.)
+    # Importing the families fills `_RULES`. They sit above this module (they import
+    # `register`), so the registry loads them by name on first use, as the pass catalogue
+    # loads pass modules. (A check of a flag, not an import statement per call: one per op.)
     global _families_imported
     if not _families_imported:
-        import shardwise.rules.ops  # noqa: F401
+        importlib.import_module(_RULE_FAMILIES)
 
         _families_imported = True
     return _RULES
@@ -156,7 +158,8 @@ _READS_MORE_THAN_SIGNATURE = frozenset(
 _REGIONS_NOT_READ = frozenset({"stablehlo.reduce"})
 # Attributes no rule reads, left out of the signature (they change during propagation).
 _NOT_IN_SIGNATURE = frozenset({"sdy.sharding", SHARDING_RULE_ATTR})
-_BUILTIN_RULES_MODULE = "shardwise.rules.ops."
+_RULE_FAMILIES = "shardwise.rules.ops"
+_BUILTIN_RULES_MODULE = _RULE_FAMILIES + "."
 
 # Rules of built-in rule functions by op signature: layers of a model repeat the same ops.
 _rules_by_signature: dict[tuple, OpShardingRule | None] = {}
@@ -217,13 +220,6 @@ def _existing_rule(op: Op) -> OpShardingRule | None:
     attr = op.attributes.get(SHARDING_RULE_ATTR)
     if attr is None or isinstance(attr, OpShardingRule):
         return attr
-    try:
-        from shardwise.syntax import parse_op_sharding_rule  # type: ignore[attr-defined]
-    except ImportError:
-        raise UnsupportedError(
-            f"cannot read the '{SHARDING_RULE_ATTR}' attribute {attr}: no rule parser available",
-            op.location,
-        ) from None
     return parse_op_sharding_rule(str(attr))
 
 
