@@ -18,8 +18,11 @@ from shardwise.imports import import_pipeline
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.passes import user_priority_propagate
-from shardwise.propagation.pipeline import export_after_propagation, prepare_for_propagation
+from shardwise.propagation.propagation_pipeline import (
+    export_after_propagation,
+    prepare_for_propagation,
+)
+from shardwise.propagation.user_priority_propagation import user_priority_propagate
 
 
 def main() -> None:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from shardwise.axis import AxisRef, AxisSizes, axes_size, quote_string
@@ -20,6 +20,8 @@ __all__ = [
     "TensorShardingPerValue",
     "ManualAxes",
     "MeshRef",
+    "resolve_mesh",
+    "common_mesh_or_ref",
     "symbol_ref",
     "interned",
 ]
@@ -240,3 +242,36 @@ def _symbol_name(name: str) -> str:
 def symbol_ref(name: str) -> str:
     """A flat symbol reference as MLIR prints it: ``@mesh``, ``@"odd name"``."""
     return "@" + _symbol_name(name)
+
+
+# -- the mesh of a sharding ---------------------------------------------------------------------
+
+
+def resolve_mesh(sharding: TensorSharding, meshes: Mapping[str, object]) -> Mesh | None:
+    """The sharding's inline mesh, or the `Mesh` its symbol names in `meshes` (else None)."""
+    ref = sharding.mesh_or_ref
+    if isinstance(ref, Mesh):
+        return ref
+    mesh = meshes.get(ref)
+    return mesh if isinstance(mesh, Mesh) else None
+
+
+def common_mesh_or_ref(
+    shardings: Sequence[TensorSharding | None], meshes: Mapping[str, object]
+) -> MeshRef | None:
+    """`getCommonMeshOrRef`: the one mesh every sharding uses, empty meshes aside (the mesh or
+    symbol of the first sharding with it); None if they differ, one does not resolve, or there
+    is no sharding."""
+    mesh_or_ref: MeshRef | None = None
+    mesh: Mesh | None = None
+    for sharding in shardings:
+        if sharding is None:
+            continue
+        other = resolve_mesh(sharding, meshes)
+        if other is None:
+            return None
+        if mesh is None or mesh.is_empty:
+            mesh, mesh_or_ref = other, sharding.mesh_or_ref
+        elif not other.is_empty and other != mesh:
+            return None
+    return mesh_or_ref

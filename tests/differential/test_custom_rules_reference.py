@@ -12,7 +12,8 @@ import pytest
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 from shardwise.ir import parse_type
-from shardwise.propagation import passes
+from shardwise.propagation.basic_propagation import basic_propagate
+from shardwise.propagation.user_priority_propagation import user_priority_propagate
 from shardwise.rules import custom
 from shardwise.rules.custom import parse_rule_spec, rule_from_spec
 
@@ -118,8 +119,8 @@ def _ours(pass_fn) -> str:
 @pytest.mark.parametrize(
     ("name", "fn"),
     [
-        ("sdy-basic-propagate", passes.basic_propagate),
-        ("sdy-user-priority-propagate", passes.user_priority_propagate),
+        ("sdy-basic-propagate", basic_propagate),
+        ("sdy-user-priority-propagate", user_priority_propagate),
     ],
 )
 def test_string_rule_propagates_like_shardy(my_matmul_string_rule, name, fn):
@@ -131,8 +132,8 @@ def test_string_rule_propagates_like_shardy(my_matmul_string_rule, name, fn):
 @pytest.mark.parametrize(
     ("name", "fn"),
     [
-        ("sdy-basic-propagate", passes.basic_propagate),
-        ("sdy-user-priority-propagate", passes.user_priority_propagate),
+        ("sdy-basic-propagate", basic_propagate),
+        ("sdy-user-priority-propagate", user_priority_propagate),
     ],
 )
 def test_decorated_rule_propagates_like_shardy(my_matmul_decorated_rule, name, fn):

@@ -19,7 +19,7 @@ from shardwise.io.reference import run_pass as reference_run_pass
 from shardwise.ir import func_result_attrs, func_result_types
 from shardwise.passes import run_pass
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
+from shardwise.propagation.propagation_pipeline import import_and_propagate, propagation_pipeline
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=4, "c"=2]>'
 

@@ -17,9 +17,9 @@ from shardwise.errors import VerifyError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.passes import run_pass as run_our_pass
-from shardwise.propagation.driver import PropagationDriver
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.pipeline import import_and_propagate, propagation_pipeline
+from shardwise.propagation.propagation_pipeline import import_and_propagate, propagation_pipeline
+from shardwise.propagation.settled_op_skip import SettledOpSkip
 from tests.differential import import_cases as cases
 from tests.differential.import_strategies import import_modules
 from tests.differential.pipeline_prefixes import PROPAGATE_PASSES, USER_PRIORITY_PROPAGATE
@@ -148,17 +148,17 @@ def test_full_pipeline_unmemoized_matches_reference(text: str):
 
 @pytest.fixture
 def checked_skips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every visit the driver skips (`shardwise.propagation.worklist`) is computed and must
-    change nothing; returns the names of the ops skipped so far."""
+    """Every visit the driver skips (`shardwise.propagation.settled_op_skip`) is computed and
+    must change nothing; returns the names of the ops skipped so far."""
     skipped: list[str] = []
-    check = PropagationDriver._check_skipped
+    check = SettledOpSkip._check_skipped
 
-    def counting_check(self: PropagationDriver, op) -> None:
+    def counting_check(self: SettledOpSkip, host, op) -> None:
         skipped.append(op.name)
-        check(self, op)
+        check(self, host, op)
 
-    monkeypatch.setattr(PropagationDriver, "check_skips", True)
-    monkeypatch.setattr(PropagationDriver, "_check_skipped", counting_check)
+    monkeypatch.setattr(SettledOpSkip, "check_skips", True)
+    monkeypatch.setattr(SettledOpSkip, "_check_skipped", counting_check)
     return skipped
 
 
@@ -181,8 +181,8 @@ def test_skips_happen_on_a_deep_model(checked_skips) -> None:
 @given(text=import_modules(), dedup=st.booleans())
 def test_random_modules_with_checked_skips_match_reference(text: str, dedup: bool) -> None:
     # A fixture cannot be used by a hypothesis test: the flag is set around the call.
-    PropagationDriver.check_skips = True
+    SettledOpSkip.check_skips = True
     try:
         assert _full(text, dedup) == run_pass(text, _FULL[dedup])
     finally:
-        PropagationDriver.check_skips = False
+        SettledOpSkip.check_skips = False

@@ -17,7 +17,8 @@ import pytest
 
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
-from shardwise.propagation import passes
+from shardwise.propagation.aggressive_propagation import aggressive_propagate
+from shardwise.propagation.basic_propagation import basic_propagate
 from shardwise.propagation.options import PropagationOptions
 
 MESH = 'sdy.mesh @mesh = <["x"=2, "y"=4, "z"=2]>'
@@ -175,8 +176,8 @@ CASES = {
 }
 
 PASSES = {
-    "sdy-basic-propagate": passes.basic_propagate,
-    "sdy-aggressive-propagate": passes.aggressive_propagate,
+    "sdy-basic-propagate": basic_propagate,
+    "sdy-aggressive-propagate": aggressive_propagate,
 }
 
 

@@ -31,7 +31,7 @@ from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.ir import Module, parse_type
 from shardwise.mesh import Mesh
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.pipeline import propagation_pipeline
+from shardwise.propagation.propagation_pipeline import propagation_pipeline
 from shardwise.sharding import ManualAxes, TensorSharding, TensorShardingPerValue
 from shardwise.syntax import (
     parse_manual_axes,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from shardwise.api import parse_sharding
 from shardwise.cli import main
 from shardwise.explain.text import picture
 from shardwise.ir import TensorType
-from shardwise.sharding import TensorSharding
 from shardwise.syntax import parse_mesh
 
 MESH = parse_mesh('<["x"=2, "y"=4]>')  # device d = 4 * x + y (row-major device order)
@@ -37,7 +37,7 @@ def _rows(text: str) -> list[list[str]]:
     ids=["x-by-y", "rows-on-y", "cols-on-y-then-x", "rank1-x", "replicated"],
 )
 def test_picture(shape, spec, rows) -> None:
-    sharding = TensorSharding.parse(f"#sdy.sharding<@mesh, {spec}>")
+    sharding = parse_sharding(f"#sdy.sharding<@mesh, {spec}>")
     assert _rows(picture(sharding, TensorType(shape, "f32"), MESH)) == rows
 
 

@@ -15,7 +15,7 @@ from shardwise.explain.text import format_explanation
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.pipeline import propagation_pipeline
+from shardwise.propagation.propagation_pipeline import propagation_pipeline
 
 MESH = 'sdy.mesh @mesh = <["x"=2, "y"=4]>'
 PIPELINE = "sdy-propagation-pipeline"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shardwise.api import parse_sharding
 from shardwise.explain.html import render_html
 from shardwise.explain.progress import Progress
 from shardwise.explain.report import (
@@ -22,7 +23,6 @@ from shardwise.explain.report import (
 )
 from shardwise.io.reference import pipeline_text, run_pass
 from shardwise.ir import TensorType
-from shardwise.sharding import TensorSharding
 from shardwise.syntax import parse_mesh
 
 CORPUS = sorted((Path(__file__).parents[1] / "models" / "data").glob("*.mlir"))
@@ -85,7 +85,7 @@ def test_collectives_equal_the_references(path: Path) -> None:
 )
 def test_local_bytes(shape, element, spec, expected) -> None:
     mesh = parse_mesh('<["x"=2, "y"=4]>')
-    sharding = None if spec is None else TensorSharding.parse(f"#sdy.sharding<@m, {spec}>")
+    sharding = None if spec is None else parse_sharding(f"#sdy.sharding<@m, {spec}>")
     assert local_bytes(TensorType(shape, element), sharding, mesh) == expected
 
 

@@ -15,12 +15,9 @@ from hypothesis import strategies as st
 
 from shardwise.axis import AxisRef, SubAxisInfo, is_axis_list_prefix_of
 from shardwise.mesh import Mesh, MeshAxis
-from shardwise.propagation.factor_propagation import (
-    AggressiveFactorPropagation,
-    BasicFactorPropagation,
-    FactorPropagation,
-    PropagationDirection,
-)
+from shardwise.propagation.aggressive_factor_propagation import AggressiveFactorPropagation
+from shardwise.propagation.basic_factor_propagation import BasicFactorPropagation
+from shardwise.propagation.factor_propagation import FactorPropagation, PropagationDirection
 from shardwise.propagation.projection import ShardingProjection, TensorFactorShardings
 from shardwise.rules.rule import OpShardingRule, TensorMapping
 from shardwise.sharding import DimensionSharding, TensorSharding

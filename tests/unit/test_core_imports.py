@@ -22,7 +22,7 @@ CORE = [
     "shardwise.rules.registry",
     "shardwise.rules.populate",
     "shardwise.propagation",
-    "shardwise.propagation.passes",
+    "shardwise.propagation.user_priority_propagation",
     "shardwise.passes",
     "shardwise.io.generic",
 ]

@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from shardwise.mesh import Mesh, MeshAxis
-from shardwise.propagation.factor_propagation import (
-    AggressiveFactorPropagation,
+from shardwise.propagation.aggressive_factor_propagation import AggressiveFactorPropagation
+from shardwise.propagation.basic_factor_propagation import (
     BasicFactorPropagation,
+    merge_compatible_major_axes,
+)
+from shardwise.propagation.factor_propagation import (
     FactorPropagation,
     PropagationDirection,
-    merge_compatible_major_axes,
     propagate_anything,
     propagate_op_shardings,
 )

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from shardwise.api import parse_sharding
 from shardwise.hashing import InternTable, cached_hash
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sharding import TensorSharding
@@ -40,7 +41,7 @@ def test_values_differing_in_one_field_differ() -> None:
 
 def test_intern_table_returns_the_first_equal_value() -> None:
     table = InternTable(max_size=8)
-    first = TensorSharding.parse('<@mesh, [{"x"}, {}]>')
+    first = parse_sharding('<@mesh, [{"x"}, {}]>')
     second = TensorSharding("mesh", first.dim_shardings)
     assert second == first and second is not first
     assert table(first) is first

@@ -11,7 +11,7 @@ import weakref
 
 from shardwise.cli import _gc_paused  # the CLI's own pause, around each input
 from shardwise.io.mlir import load_text, write_text
-from shardwise.propagation.pipeline import propagation_pipeline
+from shardwise.propagation.propagation_pipeline import propagation_pipeline
 
 # A call (the pipeline orders funcs by call graph), a while loop (regions, block arguments,
 # data-flow edges) and constants (split and merged again: erased ops).

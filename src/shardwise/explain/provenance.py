@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 from shardwise.ir import Module, Op, Value
 from shardwise.propagation.factor_propagation import PropagationDirection
-from shardwise.propagation.passes import op_priority_round
 from shardwise.propagation.projection import ShardingProjection
 from shardwise.rules.rule import OpShardingRule, factor_symbol
 from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
@@ -143,7 +142,7 @@ class ProvenanceObserver:
         strategy = type(driver.strategy).__name__.replace("FactorPropagation", "").lower()
         if driver is not self._driver:
             place = (
-                op_priority_round(driver.direction_fn),
+                driver.direction_fn.round,
                 int(self.strategies == 2 and strategy == "aggressive"),
             )
             if self._driver is not None and place <= self._place:

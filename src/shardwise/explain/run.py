@@ -17,9 +17,12 @@ from shardwise.explain.provenance import (
 )
 from shardwise.explain.reasons import explain_value
 from shardwise.ir import Module, Type, Value, func_result_types
+from shardwise.propagation.op_priority_propagation import OP_PRIORITY_ROUNDS
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.passes import OP_PRIORITY_ROUNDS
-from shardwise.propagation.pipeline import export_after_propagation, import_and_propagate
+from shardwise.propagation.propagation_pipeline import (
+    export_after_propagation,
+    import_and_propagate,
+)
 from shardwise.sdy.shardings import get_sharding
 
 __all__ = ["Explained", "explain_module", "find_keys", "key_name", "all_keys"]

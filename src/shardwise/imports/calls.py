@@ -42,6 +42,7 @@ from shardwise.sdy.call_graph import (
     ops_in_post_order,
     original_func_name,
 )
+from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorShardingPerValue
 
@@ -231,10 +232,7 @@ def pre_order_funcs(module: Module, without_calls: bool = False) -> None:
 
 
 def _main_func(module: Module) -> Op:
-    funcs = module.funcs
-    if len(funcs) == 1:
-        return funcs[0]
-    main = SymbolTable(module).lookup("main")
+    main = main_func(module)
     if main is None:
         raise InputError("Failed to lookup function: main", module.op.location)
     return main

@@ -21,7 +21,7 @@ from shardwise.ir import (
     replace_uses_if,
 )
 from shardwise.passes import sdy_pass
-from shardwise.propagation.debug_info import DebugInfoRecorder
+from shardwise.propagation.source_sharding import DebugInfoRecorder
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.sdy.call_graph import ops_in_post_order
 from shardwise.sdy.shardings import (

@@ -14,29 +14,17 @@ from shardwise.ir import Module, Op, OpaqueType, Type
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import mesh_of, ops_in_post_order
-from shardwise.sharding import ManualAxes, MeshRef, TensorSharding, TensorShardingPerValue
+from shardwise.sharding import (
+    ManualAxes,
+    MeshRef,
+    TensorSharding,
+    TensorShardingPerValue,
+    common_mesh_or_ref,
+)
 
-__all__ = ["manual_axes_cleanup", "common_mesh_or_ref"]
+__all__ = ["manual_axes_cleanup"]
 
 _MANUAL = frozenset({"sdy.manual_computation"})
-
-
-def common_mesh_or_ref(module: Module, shardings: list[TensorSharding | None]) -> MeshRef | None:
-    """`getCommonMeshOrRef`: the one mesh all shardings use (empty meshes ignored), or None."""
-    mesh_or_ref: MeshRef | None = None
-    mesh: Mesh | None = None
-    for sharding in shardings:
-        if sharding is None:
-            continue
-        other = mesh_of(module, sharding)
-        if mesh is None or mesh.is_empty:
-            mesh, mesh_or_ref = other, sharding.mesh_or_ref
-            continue
-        if other is None or other.is_empty:
-            continue
-        if other != mesh:
-            return None
-    return mesh_or_ref
 
 
 def _shardings(op: Op, key: str) -> list[TensorSharding]:
@@ -84,7 +72,7 @@ def _clean_up(module: Module, op: Op) -> None:
                 op.location,
             )
         return
-    mesh_or_ref = common_mesh_or_ref(module, [*ins, *outs])
+    mesh_or_ref = common_mesh_or_ref([*ins, *outs], module.meshes())
     assert mesh_or_ref is not None, "expected inputs and outputs to have a common mesh"
     mesh = mesh_of(module, TensorSharding(mesh_or_ref))
     assert mesh is not None, f"unknown mesh {mesh_or_ref}"

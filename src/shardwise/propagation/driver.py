@@ -1,8 +1,9 @@
-"""The propagation driver: one greedy run of a factor-propagation strategy over a module.
+"""The propagation driver: one greedy run of a factor-propagation strategy over a module
+(Shardy's `BasicPropagationPassImpl::propagate`, prop/basic_propagation.cc).
 
-Shardy's `BasicPropagationPassImpl::propagate` (prop/basic_propagation.cc) runs MLIR's greedy
-pattern rewrite driver with four patterns. The order in which ops are visited changes the
-result whenever shardings conflict, so this driver reproduces that driver's worklist exactly:
+Shardy runs MLIR's greedy pattern rewrite driver with four patterns. The order in which ops are
+visited changes the result whenever shardings conflict, so this driver reproduces that driver's
+worklist exactly:
 
 * top-down: seeded with every op below the module in pre-order, processed in program order;
 * LIFO with set semantics: pushing an op already queued does nothing;
@@ -10,37 +11,42 @@ result whenever shardings conflict, so this driver reproduces that driver's work
   up to the func (so the outermost ancestor is popped first);
 * an op popped while trivially dead (unused, no side effects) is erased, and its operands'
   defining ops are pushed when they are left with at most one other user.
+
+A run right after another of the same level may skip visits that are known to change nothing
+(`settled_op_skip`).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from shardwise.errors import PropagationError
 from shardwise.ir import (
     SHARDING_RULE_ATTR,
     Module,
     Op,
-    OpaqueType,
     TensorType,
     Value,
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation.factor_propagation import (
+    FactorPropagation,
     PropagationDirection,
     new_tensor_shardings,
     propagate_op_shardings,
 )
-from shardwise.propagation.groups import ShardingGroupMap
 from shardwise.propagation.projection import ShardingProjection
-from shardwise.propagation.worklist import ANY_DIRECTIONS, SettledOpSkip, Worklist
+from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, SettledOpSkip
+from shardwise.propagation.sharding_group_map import ShardingGroupMap
+from shardwise.propagation.worklist import Worklist
+from shardwise.rules.builder import create_identity_sharding_rule
 from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy import data_flow
-from shardwise.sdy.funcs import callee_name
+from shardwise.sdy.funcs import callee_name, main_func
 from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
 from shardwise.sdy.shardings import (
     data_flow_edge_for_source,
@@ -52,82 +58,87 @@ from shardwise.sdy.shardings import (
     set_sharding,
     shardable_value,
 )
-from shardwise.sharding import TensorSharding
+from shardwise.sharding import TensorSharding, common_mesh_or_ref
 
 __all__ = [
     "DirectionFn",
+    "PropagationObserver",
+    "StepDirection",
     "propagate_any",
-    "identity_rule",
-    "main_func",
-    "check_static_shapes",
     "PropagationDriver",
 ]
 
-DirectionFn = Callable[[Op, int], PropagationDirection]
+
 # The directions of one step: one for every factor, or a function of the factor.
 StepDirection = PropagationDirection | Callable[[int], PropagationDirection]
 
 
-def propagate_any(_op: Op, _factor: int) -> PropagationDirection:
-    return PropagationDirection.BOTH
+class DirectionFn(Protocol):
+    """How far a driver run may propagate each factor of an op (Shardy's
+    `GetDirectionToPropagateFn`)."""
+
+    # The op-priority round the function belongs to (0 outside op-priority propagation).
+    round: int
+    # Whether the answer depends on nothing but the op's name and rule (then the driver
+    # memoizes the directions by those; see `PropagationDriver.directions`).
+    op_invariant: bool
+
+    def __call__(self, op: Op, factor: int) -> PropagationDirection: ...
+
+    def for_op(self, op: Op) -> StepDirection:
+        """The direction of every factor of `op`, or one function of the factor."""
+        ...
 
 
-@functools.lru_cache(maxsize=1024)
-def identity_rule(type_: TensorType, num_operands: int = 1, num_results: int = 1) -> OpShardingRule:
-    """`createIdentityShardingRule`: one pass-through factor per dim shared by every tensor.
+class PropagationObserver(Protocol):
+    """Watches a driver's steps without changing them (debug info, ``shardwise explain``);
+    steps are computed uncached while one watches."""
 
-    One shared rule per arguments: the edges of every round build it again, and a shared rule
-    keeps its hash (a key of the memoized step)."""
-    mapping = tuple((d,) for d in range(type_.rank))
-    return OpShardingRule(
-        factor_sizes=tuple(type_.shape),
-        operand_mappings=(mapping,) * num_operands,
-        result_mappings=(mapping,) * num_results,
-    )
+    def step_info(
+        self,
+        driver: PropagationDriver,
+        op: Op,
+        operands: Sequence[Value],
+        results: Sequence[Value],
+        rule: OpShardingRule,
+        directions: tuple,
+        mesh_name: str,
+    ) -> None: ...
+
+    def before_step(self, op: Op, projection: ShardingProjection) -> None: ...
+
+    def after_step(self, op: Op, projection: ShardingProjection | None) -> None: ...
 
 
-def main_func(module: Module) -> Op:
-    """The only func, or the func named ``main`` (`getMainFuncOrDie(useSingleFunc=true)`)."""
-    funcs = module.funcs
-    if len(funcs) == 1:
-        return funcs[0]
-    for func in funcs:
-        if module.symbol_name(func) == "main":
-            return func
-    if not funcs:
-        raise PropagationError(
-            "cannot find the main function: the module has no function; propagation needs "
-            "a func.func (named 'main' if there are several)",
-            module.op.location,
-        )
+class _PropagateAny:
+    """Every factor, both ways: the direction function outside op-priority propagation."""
+
+    round = 0
+    op_invariant = True
+
+    def __call__(self, op: Op, factor: int) -> PropagationDirection:
+        return PropagationDirection.BOTH
+
+    def for_op(self, op: Op) -> StepDirection:
+        return PropagationDirection.BOTH
+
+
+propagate_any: DirectionFn = _PropagateAny()
+
+
+def _main_func(module: Module) -> Op:
+    func = main_func(module)
+    if func is not None:
+        return func
     raise PropagationError(
-        "cannot find the main function: the module has several functions and none is "
-        "named 'main'; rename the entry function to 'main'",
+        "cannot find the main function: the module has "
+        + (
+            "several functions and none is named 'main'; rename the entry function to 'main'"
+            if module.funcs
+            else "no function; propagation needs a func.func (named 'main' if there are several)"
+        ),
         module.op.location,
     )
-
-
-def check_static_shapes(module: Module) -> None:
-    """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
-    for op in module.walk():
-        for result in op.results:
-            t = result.type
-            if isinstance(t, TensorType) and not t.is_static:
-                raise PropagationError(
-                    "Shardy propagation only supports ranked tensors with a static shape. "
-                    f"type: {t}",
-                    op.location,
-                )
-            if isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
-                raise PropagationError(
-                    f"Shardy propagation doesn't support tuples: {t}", op.location
-                )
-            if isinstance(t, OpaqueType) and t.text.startswith("tensor<"):
-                raise PropagationError(
-                    "Shardy propagation only supports ranked tensors with a static shape. "
-                    f"type: {t}",
-                    op.location,
-                )
 
 
 def _static_tensor_type(value: Value) -> TensorType | None:
@@ -146,20 +157,17 @@ class _Tensors:
     is_func_result: bool = False
 
 
-class PropagationDriver(SettledOpSkip):
+class PropagationDriver:
     """Runs one strategy to a fixed point over a module (`BasicPropagationPassImpl::propagate`)."""
-
-    # For tests: every visit `_greedy` skips is checked to change nothing.
-    check_skips = False
 
     def __init__(
         self,
         module: Module,
-        strategy,
+        strategy: FactorPropagation,
         direction_fn: DirectionFn,
         conservative: bool,
         groups: ShardingGroupMap,
-        observer=None,
+        observer: PropagationObserver | None = None,
         memoize_steps: bool = True,
         previous: PropagationDriver | None = None,
     ) -> None:
@@ -186,65 +194,37 @@ class PropagationDriver(SettledOpSkip):
         self.observer_projection: ShardingProjection | None = None
         # Per-factor directions by (op name, rule) when the direction function depends on
         # nothing else (`op_invariant`; see `_directions`).
-        self.directions_memo: dict[tuple, tuple] | None = (
-            {}
-            if direction_fn is propagate_any or getattr(direction_fn, "op_invariant", False)
-            else None
-        )
-        # Without that memo (the first op-priority round): the directions of each op's latest
-        # step by op id, `ANY_DIRECTIONS` if its latest visit found no sharding (a step that
-        # changes nothing under any directions), for the next run to compare with.
-        self.op_directions: dict[int, object] | None = (
-            {} if self.directions_memo is None and memoize_steps and observer is None else None
-        )
+        self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
-        # Registered ops whose latest step in this run changed a sharding: not known to be at
-        # a fixed point (a step's own writes do not requeue its op). See `_greedy`.
-        self.unsettled: set[int] = set()
-        # Whether a write may have changed what an op reads without requeuing it (see
-        # `_note_unrequeued_readers`): then not every op outside `unsettled` is known to be at
-        # a fixed point when this run ends.
-        self.unrequeued_write = False
-        # What the previous run (same strategy, back to back) vouches for: when it ended, every
-        # registered op outside its `unsettled` was at a fixed point of its step under the
-        # directions in its memo. An op whose directions are the same again is at that fixed
-        # point still until a write of this run reaches it, and its visit is skipped
-        # (`_greedy`). A cache like the memoized step: off with it and under an observer.
-        self.previous_directions: dict[tuple, tuple] | None = None
-        self.previous_op_directions: dict[int, object] | None = None
-        self.previous_unsettled: set[int] = set()
-        if (
-            previous is not None
-            and not previous.unrequeued_write
-            and previous.strategy is strategy
-            and memoize_steps
-            and observer is None
-            and self.directions_memo is not None
-            and (previous.directions_memo is not None or previous.op_directions is not None)
-        ):
-            self.previous_directions = previous.directions_memo
-            if self.previous_directions is None:  # compared op by op instead
-                self.previous_directions = {}
-                self.previous_op_directions = previous.op_directions
-            self.previous_unsettled = previous.unsettled
+        self.skip = SettledOpSkip(
+            previous.skip if previous is not None else None,
+            previous.directions_memo if previous is not None else None,
+            vouched=(
+                previous is not None
+                and previous.strategy is strategy
+                and memoize_steps
+                and observer is None
+                and self.directions_memo is not None
+            ),
+            per_op=self.directions_memo is None and memoize_steps and observer is None,
+        )
         # The seeded ops (pre-order, the module op left out) and `_visit_key` of each, kept
         # from run to run while no op is erased (the walk would find the same ops).
         self.erased = False
         self.seed: list[Op] | None = None
         self.seed_index: dict[int, int] | None = None
-        self.seed_keys: tuple[dict, dict] | None = None
         if previous is not None and not previous.erased:
             self.seed, self.seed_index = previous.seed, previous.seed_index
-            self.seed_keys = previous.seed_keys
+            self.skip.keep_seed_keys(previous.skip)
 
     # -- entry point ------------------------------------------------------------------------
 
     def run(self) -> None:
-        main = self.main = main_func(self.module)
+        main = self.main = _main_func(self.module)
         self.propagate_func_results(main)
         if self.changed:  # written without requeuing: the previous fixed point is gone
-            self.previous_directions = None
+            self.skip.forget_previous()
         self._greedy()
         self.propagate_func_results(main)
 
@@ -276,24 +256,25 @@ class PropagationDriver(SettledOpSkip):
         # sets `unrequeued_write`, or names them). Only the seeded ops `_positions_to_visit`
         # names and those a push asks for are visited; the others are popped without a visit,
         # in the order the full loop would pop them.
-        skipping = self.previous_directions is not None
+        skip = self.skip
+        skipping = skip.active
         if skipping:
             last = len(seed) - 1
             required = worklist.required = bytearray(len(seed))
-            for position in self._positions_to_visit(seed, patterns):
+            for position in skip.positions_to_visit(self, seed, patterns):
                 required[last - position] = 1
             worklist.skippable = len(seed)
         registered_op = self._propagate_registered_op
         while stack:
             if skipping and len(stack) == worklist.skippable:  # no pushed op above the seeded
-                if self.unrequeued_write:
+                if skip.unrequeued_write:
                     skipping = False
                     worklist.skippable = 0
                 else:
                     # The next seeded op to visit: the highest flagged stack index.
                     target = required.rfind(1, 0, len(stack))
                     if target < len(stack) - 1:
-                        self._pop_unvisited(target + 1)
+                        skip.pop_unvisited(self, target + 1)
                     if target < 0:
                         break
                     worklist.skippable = target
@@ -417,31 +398,31 @@ class PropagationDriver(SettledOpSkip):
         result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):
-            if self.op_directions is not None:
-                self.op_directions[id(op)] = ANY_DIRECTIONS
+            if self.skip.op_directions is not None:
+                self.skip.op_directions[id(op)] = ANY_DIRECTIONS
             return
         if self.propagate_tensor_shardings(
             op,
             _Tensors(op.operands, operand_shardings),
             _Tensors(op.results, result_shardings),
             rule,
-            self._directions(op, rule),
+            self.directions(op, rule),
             self.conservative,
         ):
-            self.unsettled.add(id(op))
-        elif self.unsettled:
-            self.unsettled.discard(id(op))
+            self.skip.unsettled.add(id(op))
+        elif self.skip.unsettled:
+            self.skip.unsettled.discard(id(op))
 
-    def _directions(self, op: Op, rule: OpShardingRule) -> tuple:
+    def directions(self, op: Op, rule: OpShardingRule) -> tuple:
         """The direction of every factor of `rule` in a step on `op` (`_step_directions`),
         looked up by op name and rule when the direction function allows it: the op-priority
         heuristics after the first round read only those, except for the two ops whose
         answer depends on more (a custom call's target, a bitcast's types)."""
-        memo_key = self._memo_key(op, rule)
+        memo_key = self.memo_key(op, rule)
         if memo_key is None:
             directions = _step_directions(rule, self._direction_for(op))
-            if self.op_directions is not None:
-                self.op_directions[id(op)] = directions
+            if self.skip.op_directions is not None:
+                self.skip.op_directions[id(op)] = directions
             return directions
         memo = self.directions_memo
         directions = memo.get(memo_key)  # type: ignore[union-attr]
@@ -449,7 +430,7 @@ class PropagationDriver(SettledOpSkip):
             directions = memo[memo_key] = _step_directions(rule, self._direction_for(op))  # type: ignore[index]
         return directions
 
-    def _memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
+    def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
         """The key of `op`'s directions in `directions_memo`, None if they are not memoized."""
         if (
             self.directions_memo is None
@@ -476,7 +457,7 @@ class PropagationDriver(SettledOpSkip):
             op,
             self._value_side(op.operands),
             self._value_side(op.results),
-            identity_rule(t),
+            create_identity_sharding_rule(t),
             lambda _f: direction,
             False,
         )
@@ -504,7 +485,7 @@ class PropagationDriver(SettledOpSkip):
             edge,
             self._value_side(sources),
             _Tensors(edge.results, [current], set_target),
-            identity_rule(t, len(sources)),
+            create_identity_sharding_rule(t, len(sources)),
             self._direction_for(edge),
             False,
         )
@@ -532,18 +513,15 @@ class PropagationDriver(SettledOpSkip):
             edge,
             self._value_side(sources),
             self._value_side(edge.results),
-            identity_rule(t, len(sources)),
+            create_identity_sharding_rule(t, len(sources)),
             self._direction_for(edge),
             False,
         )
 
     def _direction_for(self, op: Op) -> StepDirection:
-        """The direction per factor of one step on `op` (`for_op` if the function has one:
-        work that does not depend on the factor is then done once per step)."""
-        for_op = getattr(self.direction_fn, "for_op", None)
-        if for_op is not None:
-            return for_op(op)
-        return lambda f: self.direction_fn(op, f)
+        """The direction per factor of one step on `op` (work that does not depend on the
+        factor is done once per step)."""
+        return self.direction_fn.for_op(op)
 
     def _value_side(
         self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
@@ -574,7 +552,7 @@ class PropagationDriver(SettledOpSkip):
                 func,
                 _Tensors([value], [get_sharding(value)]),
                 _Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
-                identity_rule(t),
+                create_identity_sharding_rule(t),
                 lambda _f: PropagationDirection.BOTH,
                 False,
                 notify=False,
@@ -582,34 +560,14 @@ class PropagationDriver(SettledOpSkip):
 
     # -- the shared step (propagateTensorShardings) -----------------------------------------
 
-    def _common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None:
+    def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None:
+        """The symbol of the mesh every sharding uses (`common_mesh_or_ref`), or None."""
         refs = {s.mesh_or_ref for s in shardings if s is not None}
         if len(refs) == 1:  # the usual case: every sharding names the same mesh
             ref = refs.pop()
             return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
-        mesh_or_ref = None
-        mesh: Mesh | None = None
-        for sharding in shardings:
-            if sharding is None:
-                continue
-            other = self._mesh_of(sharding)
-            if other is None:
-                return None
-            if mesh is None or mesh.is_empty:
-                mesh, mesh_or_ref = other, sharding.mesh_or_ref
-                continue
-            if other.is_empty:
-                continue
-            if other != mesh:
-                return None
+        mesh_or_ref = common_mesh_or_ref(shardings, self.meshes)
         return mesh_or_ref if isinstance(mesh_or_ref, str) else None
-
-    def _mesh_of(self, sharding: TensorSharding) -> Mesh | None:
-        ref = sharding.mesh_or_ref
-        if isinstance(ref, Mesh):
-            return ref
-        mesh = self.meshes.get(ref)
-        return mesh if isinstance(mesh, Mesh) else None
 
     def propagate_tensor_shardings(
         self,
@@ -626,7 +584,7 @@ class PropagationDriver(SettledOpSkip):
             # Every factor's direction is NONE (blocked, or held back by the op-priority
             # heuristics): no factor takes any axes, the step would change nothing.
             return False
-        mesh_name = self._common_mesh_name(operands.shardings + results.shardings)
+        mesh_name = self.common_mesh_name(operands.shardings + results.shardings)
         if mesh_name is None:
             return False
         mesh = self.meshes[mesh_name]
@@ -664,10 +622,10 @@ class PropagationDriver(SettledOpSkip):
     ):
         """The same step as `propagate_op_shardings`, uncached, so an observer sees it."""
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
-        step_info = getattr(self.observer, "step_info", None)
-        if step_info is not None:  # optional: the rule and per-factor directions of this step
-            step_info(self, op, operands.values, results.values, rule, directions, mesh_name)
-        self.observer.before_step(op, projection)
+        observer = self.observer
+        assert observer is not None
+        observer.step_info(self, op, operands.values, results.values, rule, directions, mesh_name)
+        observer.before_step(op, projection)
         updates = self.strategy.propagate_factor_shardings(
             projection,
             directions.__getitem__,
@@ -693,15 +651,16 @@ class PropagationDriver(SettledOpSkip):
         # Shardy re-queues, and mirrors to the sharding group, the value that owns the
         # sharding (`getShardableValue`): e.g. the while result for its body's block argument.
         value = shardable_value(side.values[i]) or side.values[i]
-        if not self.unrequeued_write:
-            self._note_unrequeued_readers(side.values[i], value, old, notify)
+        skip = self.skip
+        if not skip.unrequeued_write:
+            skip.note_write(self, side.values[i], value, old, notify)
         if notify:
             self._notify_sharding_modified(value)
         for member in self.groups.members(value):
             if member is value:
                 continue
-            if not self.unrequeued_write:
-                self._note_unrequeued_readers(member, member, None, notify)
+            if not skip.unrequeued_write:
+                skip.note_write(self, member, member, None, notify)
             set_sharding(member, new)
             if notify:
                 self._notify_sharding_modified(member)
@@ -709,6 +668,7 @@ class PropagationDriver(SettledOpSkip):
 
 
 _CALL = frozenset({"func.call"})
+
 
 # Ops whose op-priority directions depend on more than their name and rule.
 _DIRECTIONS_BY_MORE_THAN_NAME = frozenset({"stablehlo.custom_call", "stablehlo.bitcast_convert"})

@@ -238,9 +238,18 @@ def _pointwise_rule(operand_types: tuple, result_types: tuple) -> OpShardingRule
     return builder.build()
 
 
+@functools.lru_cache(maxsize=1024)
 def create_identity_sharding_rule(
     type_: TensorType, num_operands: int = 1, num_results: int = 1
 ) -> OpShardingRule:
-    """A pointwise rule over `type_` for `num_operands` -> `num_results` tensors of that type."""
-    builder = OpShardingRuleBuilder([type_] * num_operands, [type_] * num_results)
-    return builder.add_pointwise(type_.shape).build()
+    """`createIdentityShardingRule`: one pass-through factor per dim shared by every tensor
+    (`num_operands` -> `num_results` tensors of `type_`; the rule `add_pointwise` builds).
+
+    One shared rule per arguments: propagation builds it for every data-flow edge, barrier and
+    func result in every round, and a shared rule keeps its hash (a key of the memoized step)."""
+    mapping = tuple((d,) for d in range(type_.rank))
+    return OpShardingRule(
+        factor_sizes=tuple(type_.shape),
+        operand_mappings=(mapping,) * num_operands,
+        result_mappings=(mapping,) * num_results,
+    )

@@ -20,7 +20,7 @@ from shardwise.ir import (
 )
 from shardwise.mesh import Mesh
 from shardwise.sdy.shardings import get_func_result_sharding
-from shardwise.sharding import MeshRef, TensorSharding
+from shardwise.sharding import MeshRef, TensorSharding, resolve_mesh
 
 __all__ = [
     "ORIGINAL_FUNC_NAME_ATTR",
@@ -28,6 +28,7 @@ __all__ = [
     "EXECUTION_THREAD_ATTR",
     "callee_name",
     "callee_of",
+    "main_func",
     "mesh_of",
     "mesh_or_ref_of",
     "fill_open",
@@ -55,12 +56,21 @@ def callee_of(module: Module, call: Op, symbols: SymbolTable | None = None) -> O
     return func
 
 
+def main_func(module: Module) -> Op | None:
+    """`getMainFuncOrDie(useSingleFunc=true)` but for the dying: the only func, else the func
+    named ``main``; None if there is none (each caller says what it needed it for)."""
+    funcs = module.funcs
+    if len(funcs) == 1:
+        return funcs[0]
+    main = module.lookup_symbol("main")
+    return main if main is not None and main.name == "func.func" else None
+
+
 def mesh_of(module: Module, sharding: TensorSharding) -> Mesh | None:
     """The sharding's mesh: inlined, or looked up by name (None if the name is unknown)."""
     if isinstance(sharding.mesh_or_ref, Mesh):
         return sharding.mesh_or_ref
-    mesh = module.meshes().get(sharding.mesh_or_ref)
-    return mesh if isinstance(mesh, Mesh) else None
+    return resolve_mesh(sharding, module.meshes())
 
 
 def mesh_or_ref_of(module: Module, shardings: Sequence[TensorSharding | None]) -> MeshRef | None:

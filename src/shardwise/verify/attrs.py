@@ -21,6 +21,7 @@ from shardwise.sharding import (
     DimensionSharding,
     TensorSharding,
     TensorShardingPerValue,
+    resolve_mesh,
     symbol_ref,
 )
 
@@ -104,14 +105,6 @@ def _verify_device_ids(mesh: Mesh, location: Location) -> None:
             "them for simplicity",
             location,
         )
-
-
-def resolve_mesh(sharding: TensorSharding, meshes: Mapping[str, object]) -> Mesh | None:
-    """The sharding's inline mesh, or the `Mesh` its symbol names in `meshes` (else None)."""
-    if isinstance(sharding.mesh_or_ref, Mesh):
-        return sharding.mesh_or_ref
-    mesh = meshes.get(sharding.mesh_or_ref)
-    return mesh if isinstance(mesh, Mesh) else None
 
 
 # -- tensor shardings -------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from shardwise.export.passes.divisibility import main_func
+from shardwise.export.passes.divisibility import export_main_func
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -43,7 +43,7 @@ _CALLS_AND_FUNCS = frozenset({"func.call", "func.func"})
 @sdy_pass("sdy-propagate-to-func-results")
 def propagate_to_func_results(module: Module) -> None:
     """Every func but the main one gets its returned values' shardings as result shardings."""
-    main = main_func(module)
+    main = export_main_func(module)
     for func in module.funcs:
         if func is main:
             continue

@@ -26,6 +26,7 @@ from shardwise.ir import (
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.sdy import manual_computation
+from shardwise.sdy.funcs import main_func
 from shardwise.sdy.sharding_walker import get_per_value, memoized_transform, set_per_value
 from shardwise.sdy.shardings import (
     get_func_result_sharding,
@@ -33,7 +34,7 @@ from shardwise.sdy.shardings import (
     set_func_result_sharding,
     set_sharding,
 )
-from shardwise.sharding import DimensionSharding, TensorSharding
+from shardwise.sharding import DimensionSharding, TensorSharding, resolve_mesh
 
 __all__ = [
     "evenly_sharded",
@@ -94,10 +95,8 @@ def _static_tensor(type: Type) -> TensorType | None:
 
 
 def _mesh_of(meshes: Meshes, sharding: TensorSharding) -> Mesh:
-    if isinstance(sharding.mesh_or_ref, Mesh):
-        return sharding.mesh_or_ref
-    mesh = meshes.get(sharding.mesh_or_ref)
-    assert isinstance(mesh, Mesh), f"unknown mesh @{sharding.mesh_or_ref}"
+    mesh = resolve_mesh(sharding, meshes)
+    assert mesh is not None, f"unknown mesh @{sharding.mesh_or_ref}"  # the module verified
     return mesh
 
 
@@ -200,18 +199,15 @@ def _remove_sub_axes(sharding: TensorSharding) -> TensorSharding:
     return sharding.replace_dims(tuple(dims))
 
 
-def main_func(module: Module) -> Op:
-    """`getMainFuncOrDie(useSingleFunc=true)`: the only func, else ``@main``."""
-    funcs = module.funcs
-    if len(funcs) == 1:
-        return funcs[0]
-    main = module.lookup_symbol("main")
-    if main is None or main.name != "func.func":
+def export_main_func(module: Module) -> Op:
+    """The main func (`sdy.funcs.main_func`), or an error naming what export needs."""
+    main = main_func(module)
+    if main is None:
         raise PropagationError(
             "cannot find the main function: the module has "
             + (
                 "several functions and none is named 'main'; rename the entry function to 'main'"
-                if funcs
+                if module.funcs
                 else "no function; export needs a func.func"
             ),
             module.op.location,
@@ -222,7 +218,7 @@ def main_func(module: Module) -> Op:
 @sdy_pass("sdy-remove-sub-axes-in-input-output-shardings")
 def remove_sub_axes_in_input_output_shardings(module: Module) -> None:
     """Open dims of the main func's arg/result shardings are cut at their first sub-axis."""
-    func = main_func(module)
+    func = export_main_func(module)
     # Once per sharding object; one left as it is (the same object) is not written back.
     remove = memoized_transform(_remove_sub_axes)
     for arg in func.regions[0].entry.args:

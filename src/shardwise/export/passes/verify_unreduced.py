@@ -20,7 +20,7 @@ from shardwise.mesh import Mesh
 from shardwise.passes import FUNC, sdy_pass
 from shardwise.sdy import manual_computation
 from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
-from shardwise.sharding import TensorSharding
+from shardwise.sharding import TensorSharding, resolve_mesh
 
 __all__ = ["verify_unreduced_axes"]
 
@@ -72,10 +72,7 @@ class _Verifier:
         self.meshes = module.meshes()
 
     def mesh(self, sharding: TensorSharding) -> Mesh | None:
-        if isinstance(sharding.mesh_or_ref, Mesh):
-            return sharding.mesh_or_ref
-        mesh = self.meshes.get(sharding.mesh_or_ref)
-        return mesh if isinstance(mesh, Mesh) else None
+        return resolve_mesh(sharding, self.meshes)
 
     def common_mesh(self, shardings: list[TensorSharding | None]) -> tuple[bool, Mesh | None]:
         found: Mesh | None = None

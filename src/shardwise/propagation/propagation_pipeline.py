@@ -29,7 +29,7 @@ from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module, ops_in_post_order
 from shardwise.passes import sdy_pass
 from shardwise.propagation.options import PropagationOptions
-from shardwise.propagation.passes import user_priority_propagate
+from shardwise.propagation.user_priority_propagation import user_priority_propagate
 from shardwise.sdy.call_graph import is_in_module
 from shardwise.sdy.manual_computation import op_in_manual_computation
 from shardwise.sdy.sharding_groups import SHARDING_GROUP

@@ -1,0 +1,125 @@
+"""`sdy-basic-propagate`, and what every propagation pass shares (Shardy's
+`BasicPropagationPass`, prop/basic_propagation.cc): the checks before propagation, the
+sharding groups synced, debug info recorded, sharding rules dropped afterwards, one driver run
+per level step (`run_driver`). The passes above it (`aggressive_propagation`,
+`op_priority_propagation`, `user_priority_propagation`) are levels over this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shardwise.errors import PropagationError
+from shardwise.ir import (
+    SHARDING_RULE_ATTR,
+    Module,
+    OpaqueType,
+    TensorType,
+)
+from shardwise.passes import sdy_pass
+from shardwise.propagation.basic_factor_propagation import BasicFactorPropagation
+from shardwise.propagation.driver import DirectionFn, PropagationDriver, propagate_any
+from shardwise.propagation.options import PropagationOptions
+from shardwise.propagation.sharding_group_map import ShardingGroupMap
+from shardwise.propagation.source_sharding import DebugInfoRecorder, combine_observers
+from shardwise.rules.rule import OpShardingRule
+
+__all__ = [
+    "PropagationContext",
+    "basic_propagate",
+    "check_static_shapes",
+    "propagation_pass",
+    "remove_sharding_rules",
+    "run_driver",
+]
+
+
+def check_static_shapes(module: Module) -> None:
+    """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
+    for op in module.walk():
+        for result in op.results:
+            t = result.type
+            if isinstance(t, TensorType) and not t.is_static:
+                raise PropagationError(
+                    "Shardy propagation only supports ranked tensors with a static shape. "
+                    f"type: {t}",
+                    op.location,
+                )
+            if isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
+                raise PropagationError(
+                    f"Shardy propagation doesn't support tuples: {t}", op.location
+                )
+            if isinstance(t, OpaqueType) and t.text.startswith("tensor<"):
+                raise PropagationError(
+                    "Shardy propagation only supports ranked tensors with a static shape. "
+                    f"type: {t}",
+                    op.location,
+                )
+
+
+BASIC = BasicFactorPropagation()
+
+
+@dataclass
+class PropagationContext:
+    module: Module
+    options: PropagationOptions
+    groups: ShardingGroupMap
+    observer: object = None
+    # The driver run just before, in the same op-priority level (see the driver's
+    # `previous_directions`); None at the start of a level (user priorities rewrite shardings
+    # between levels, behind the drivers' backs).
+    previous_run: PropagationDriver | None = None
+
+
+def run_driver(ctx: PropagationContext, strategy, direction_fn: DirectionFn) -> None:
+    driver = PropagationDriver(
+        ctx.module,
+        strategy,
+        direction_fn,
+        ctx.options.conservative_propagation,
+        ctx.groups,
+        ctx.observer,
+        ctx.options.memoize_steps,
+        ctx.previous_run,
+    )
+    driver.run()
+    ctx.previous_run = driver
+
+
+def propagation_pass(level: Callable[[PropagationContext, DirectionFn], None]):
+    def run(module: Module, options: PropagationOptions | None = None, observer=None) -> None:
+        options = options or PropagationOptions()
+        debug = DebugInfoRecorder(
+            module, options.debug_sharding_origins, options.debug_propagation_edge_sharding
+        )
+        check_static_shapes(module)
+        groups = ShardingGroupMap(module)
+        groups.sync_group_member_shardings()
+        if debug.enabled:
+            observer = combine_observers(observer, debug)
+        level(PropagationContext(module, options, groups, observer), propagate_any)
+        if not options.keep_sharding_rules:
+            remove_sharding_rules(module)
+        if debug.enabled:
+            debug.save()
+
+    return run
+
+
+def basic_level(ctx: PropagationContext, direction_fn: DirectionFn) -> None:
+    run_driver(ctx, BASIC, direction_fn)
+
+
+basic_propagate = sdy_pass("sdy-basic-propagate", options=PropagationOptions)(
+    propagation_pass(basic_level)
+)
+
+
+def remove_sharding_rules(module: Module) -> None:
+    """Drop every ``sdy.sharding_rule`` that is not a custom rule."""
+    for op in module.walk():
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if isinstance(rule, OpShardingRule) and not rule.is_custom_rule:
+            del op.attributes[SHARDING_RULE_ATTR]

@@ -1,0 +1,295 @@
+"""Skipping settled ops: what lets a driver run pop an op without a visit (ours, a cache).
+
+A run of the propagation driver (`basic_propagation.PropagationDriver`) right after another of
+the same op-priority level starts where most ops are at a fixed point: the previous run left
+them settled (their last step changed nothing) under the same per-factor directions. Such an op
+stays at its fixed point until a write reaches it, and every write either requeues the ops that
+read it (Shardy's `notifyShardingModified`), names them (`note_write`), or marks the run
+(`unrequeued_write`): then the next run skips nothing. The driver pops the ops it may skip
+without a visit, in the order its full loop would pop them, so the result is Shardy's.
+``SettledOpSkip.check_skips`` computes every skipped visit and fails if it would change
+anything (the tests and fuzz campaigns turn it on).
+
+`SettledOpSkip` is the component: the record one run leaves for the next (`unsettled`,
+`unrequeued_write`, `op_directions`) and what it takes from the previous run. It asks the
+driver, through `SkipHost`, only for what a visit would compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Protocol
+
+from shardwise.ir import SHARDING_RULE_ATTR, Op, Value
+from shardwise.mesh import Mesh
+from shardwise.propagation.factor_propagation import FactorPropagation, propagate_op_shardings
+from shardwise.propagation.worklist import Worklist
+from shardwise.rules.registry import has_rule_function
+from shardwise.rules.rule import OpShardingRule
+from shardwise.sdy import data_flow
+from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
+from shardwise.sdy.shardings import (
+    data_flow_edge_for_source,
+    get_operand_shardings,
+    get_result_shardings,
+)
+from shardwise.sharding import TensorSharding
+
+__all__ = ["ANY_DIRECTIONS", "SettledOpSkip", "SkipHost"]
+
+
+class SkipHost(Protocol):
+    """What the skip reads of the driver it serves."""
+
+    worklist: Worklist
+    main: Op | None
+    meshes: dict[str, Mesh]
+    strategy: FactorPropagation
+    conservative: bool
+
+    def directions(self, op: Op, rule: OpShardingRule) -> tuple: ...
+
+    def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
+
+    def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None: ...
+
+
+class SettledOpSkip:
+    """One driver run's settled-op skip: which seeded ops it visits, and what it leaves for the
+    next run (see the module doc)."""
+
+    # For tests: every visit the driver skips is checked to change nothing.
+    check_skips = False
+
+    def __init__(
+        self,
+        previous: SettledOpSkip | None,
+        previous_memo: dict[tuple, tuple] | None,
+        vouched: bool,
+        per_op: bool,
+    ) -> None:
+        """`previous`: the skip of the run just before (None: none), `previous_memo` that
+        run's directions memo. `vouched`: the previous run may vouch for this one (same
+        strategy, back to back, steps memoized, no observer, this run's directions memoized by
+        op name and rule). `per_op`: this run records each op's directions for the next (its
+        own are not memoized by name and rule: the first op-priority round). The driver is
+        passed to each method that needs it (`SkipHost`), not kept: no cycle holds the module."""
+        # Registered ops whose latest step in this run changed a sharding: not known to be at
+        # a fixed point (a step's own writes do not requeue its op).
+        self.unsettled: set[int] = set()
+        # Whether a write may have changed what an op reads without requeuing it (see
+        # `note_write`): then not every op outside `unsettled` is known to be at a fixed point
+        # when this run ends.
+        self.unrequeued_write = False
+        # The directions of each op's latest step by op id, `ANY_DIRECTIONS` if its latest
+        # visit found no sharding (a step that changes nothing under any directions), for the
+        # next run to compare with; None when the run's directions are memoized by name.
+        self.op_directions: dict[int, object] | None = {} if per_op else None
+        # The seeded ops' positions by `_visit_key` (and the first op of each key), computed
+        # once and kept from run to run while no op is erased (`keep_seed_keys`).
+        self.seed_keys: tuple[dict, dict] | None = None
+        # What the previous run vouches for: when it ended, every registered op outside its
+        # `unsettled` was at a fixed point of its step under the directions in its memo. An op
+        # whose directions are the same again is at that fixed point still until a write of
+        # this run reaches it, and its visit is skipped.
+        self.previous_directions: dict[tuple, tuple] | None = None
+        self.previous_op_directions: dict[int, object] | None = None
+        self.previous_unsettled: set[int] = set()
+        if previous is None or previous.unrequeued_write or not vouched:
+            return
+        memo = previous_memo
+        if memo is None and previous.op_directions is None:
+            return
+        self.previous_directions = memo
+        if memo is None:  # compared op by op instead
+            self.previous_directions = {}
+            self.previous_op_directions = previous.op_directions
+        self.previous_unsettled = previous.unsettled
+
+    @property
+    def active(self) -> bool:
+        """Whether the previous run vouches for this one (some visits may be skipped)."""
+        return self.previous_directions is not None
+
+    def forget_previous(self) -> None:
+        """A write before the loop (the func-results step) requeued nothing: vouch for none."""
+        self.previous_directions = None
+
+    def keep_seed_keys(self, previous: SettledOpSkip) -> None:
+        """The previous run seeded the same ops (none was erased): reuse its keys."""
+        self.seed_keys = previous.seed_keys
+
+    # -- which seeded ops to visit ----------------------------------------------------------
+
+    def pop_unvisited(self, host: SkipHost, keep: int) -> None:
+        """Pop the worklist's entries above the first `keep` without visiting them: each
+        visit is known to change nothing (`check_skips` computes it to make sure)."""
+        worklist = host.worklist
+        stack, index = worklist._stack, worklist._index
+        popped = stack[keep:]
+        if self.check_skips:
+            for op in popped:
+                if op is not None:
+                    self._check_skipped(host, op)
+        for op in popped:
+            if op is not None:
+                del index[id(op)]
+        del stack[keep:]
+
+    def positions_to_visit(
+        self, host: SkipHost, seed: list[Op], patterns: Collection[str]
+    ) -> list[int]:
+        """Positions in `seed` of the ops the driver visits while the previous run vouches for
+        the module: those the previous run left unsettled, and those whose `_visit_key` says
+        so (directions changed, or not comparable). The others are settled with the same
+        directions, or have no rule: their visits would change nothing. `patterns`: the op
+        names the driver handles with a pattern of their own."""
+        previous = self.previous_directions
+        assert previous is not None
+        if self.seed_keys is None:
+            # Each key's positions, and the first op with it (to compute its directions).
+            by_key: dict = {}
+            firsts: dict[tuple, Op] = {}
+            for position, op in enumerate(seed):
+                key = self._visit_key(host, op, patterns)
+                if key is None:
+                    continue
+                positions_of_key = by_key.get(key)
+                if positions_of_key is None:
+                    by_key[key] = [position]
+                    if key is not _ALWAYS:
+                        firsts[key] = op  # type: ignore[index]
+                else:
+                    positions_of_key.append(position)
+            self.seed_keys = (by_key, firsts)
+        by_key, firsts = self.seed_keys
+        positions = list(by_key.get(_ALWAYS, ()))
+        per_op = self.previous_op_directions
+        for key, op in firsts.items():
+            directions = host.directions(op, key[1])
+            if per_op is not None:  # each op against the directions of its latest step
+                for position in by_key[key]:
+                    old = per_op.get(id(seed[position]))
+                    if old is not ANY_DIRECTIONS and old != directions:
+                        positions.append(position)
+            elif previous.get(key) != directions:
+                positions += by_key[key]
+        index, last = host.worklist._index, len(seed) - 1
+        positions += [last - index[i] for i in self.previous_unsettled if i in index]
+        return sorted(set(positions))
+
+    def _visit_key(
+        self, host: SkipHost, op: Op, patterns: Collection[str]
+    ) -> tuple | object | None:
+        """What decides whether the driver visits `op`: its directions memo key (visited if
+        its directions changed), `_ALWAYS`, or None for an op whose visit does nothing (no rule
+        and no rule function)."""
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if type(rule) is OpShardingRule:
+            key = host.memo_key(op, rule)
+            return _ALWAYS if key is None else key
+        if op.name in patterns or has_rule_function(op.name) or SHARDING_RULE_ATTR in op.attributes:
+            return _ALWAYS
+        return None
+
+    def _check_skipped(self, host: SkipHost, op: Op) -> None:
+        """`check_skips`: a skipped visit would neither erase `op` nor change a sharding."""
+        if not any(result.uses for result in op.results) and has_no_memory_effect(op):
+            raise AssertionError(f"skipped a dead {op.name} at {op.location}")
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if type(rule) is not OpShardingRule:
+            return
+        operands = get_operand_shardings(op)
+        results = get_result_shardings(op)
+        directions = host.directions(op, rule)
+        mesh_name = host.common_mesh_name(operands + results)
+        if mesh_name is None or host.meshes[mesh_name].is_maximal or not any(directions):
+            return
+        unmemoized: Callable = propagate_op_shardings.__wrapped__  # type: ignore[attr-defined]
+        new_operands, new_results = unmemoized(
+            host.strategy,
+            rule,
+            tuple(operands),
+            tuple(results),
+            mesh_name,
+            host.meshes[mesh_name],
+            directions,
+            host.conservative,
+            is_elementwise(op),
+        )
+        for olds, news in ((operands, new_operands), (results, new_results)):
+            for old, new in zip(olds, news, strict=True):
+                if new is None or new == old or (old is None and new.empty_axes):
+                    continue
+                raise AssertionError(f"skipped a step that changes {op.name} at {op.location}")
+
+    # -- what a write tells the next run ------------------------------------------------------
+
+    def note_write(
+        self, host: SkipHost, written: Value, owner: Value, old: TensorSharding | None, notify: bool
+    ) -> None:
+        """Handle a write of `written` (stored with `owner`) that may change what an op reads
+        without Shardy's requeue reaching that op (which then waits for its next visit in
+        seed order): mark the ops that read it `unsettled`, so the next run visits them, or,
+        when they cannot all be named, set `unrequeued_write`: the next run skips no op.
+
+        Such writes: unrequeued ones (the main func's results step writing a returned value);
+        the first sharding of one result of a multi-result op, which gives its siblings open
+        shardings; and (never named) a value whose sharding is stored with another's (a
+        data-flow op's result or block argument without a data-flow edge: the users of the
+        other are not requeued).
+        """
+        defining = owner.defining_op
+        if owner is not written or (defining is not None and data_flow.is_data_flow_op(defining)):
+            self.unrequeued_write = True
+            return
+        if old is None and defining is not None and len(defining.results) > 1:
+            readers = self._plain_readers(host, defining.results)
+        elif not notify:
+            readers = self._plain_readers(host, [written])
+        else:
+            return
+        if readers is None:
+            self.unrequeued_write = True
+        else:
+            self.unsettled.update(readers)
+            host.worklist.require(readers)
+
+    def _plain_readers(self, host: SkipHost, values: Sequence[Value]) -> list[int] | None:
+        """The ids of the ops that read the shardings of `values` (their defining ops and
+        users), or None if one reads them outside a registered op's visit (a terminator, a
+        call, a data-flow edge's source, an op of the three other patterns). The main func's
+        return is read by the func-results step, which starts every run."""
+        readers = []
+        for value in values:
+            defining = value.defining_op
+            if defining is not None:
+                readers.append(id(defining))
+            for user, index in value.uses:
+                if user.is_terminator:
+                    if user.name == "func.return" and user.parent_op is host.main:
+                        continue
+                    return None
+                if (
+                    user.name in _NOT_PLAIN_READERS
+                    or data_flow_edge_for_source(user, index) is not None
+                ):
+                    return None
+                readers.append(id(user))
+        return readers
+
+
+# Ops that read their operands' shardings other than in a registered op's visit.
+_NOT_PLAIN_READERS = frozenset(
+    {
+        "func.call",
+        "sdy.propagation_barrier",
+        "sdy.data_flow_edge",
+        "sdy.func_data_flow_edge",
+    }
+)
+
+# `_visit_key` of an op the driver always visits.
+_ALWAYS = object()
+# `SettledOpSkip.op_directions` of an op whose latest visit found no sharding.
+ANY_DIRECTIONS = object()
