@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -380,3 +381,14 @@ def test_installed_command_is_console_main() -> None:
     pyproject = Path(__file__).parents[2] / "pyproject.toml"
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
     assert scripts["shardwise"] == "shardwise.cli:console_main"
+
+
+def test_every_module_that_declares_a_pass_is_in_the_catalogue() -> None:
+    """A pass declared in a module the catalogue does not load could not be named."""
+    package = Path(cli.passes.__file__).parent
+    declaring = set()
+    for path in package.rglob("*.py"):
+        if path.name != "passes.py" and re.search(r'sdy_pass\(\s*"', path.read_text()):
+            parts = path.relative_to(package.parent).with_suffix("").parts
+            declaring.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert declaring == set(cli.passes._PASS_MODULES)

@@ -167,5 +167,9 @@ def test_the_checker_sees_an_upward_import() -> None:
     """The rules above would pass on an empty graph: check they see a real edge."""
     assert "shardwise.ir" in GRAPH["shardwise.sdy.shardings"]
     assert _layer_of("shardwise.sdy.shardings") > _layer_of("shardwise.ir")
-    assert _layer_of("shardwise.propagation.projection") < _layer_of("shardwise.imports.calls")
-    assert _layer_of("shardwise.imports.calls") < _layer_of("shardwise.propagation.driver")
+    assert _layer_of("shardwise.propagation.projection") < _layer_of(
+        "shardwise.imports.import_func_calls"
+    )
+    assert _layer_of("shardwise.imports.import_func_calls") < _layer_of(
+        "shardwise.propagation.driver"
+    )

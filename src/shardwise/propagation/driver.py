@@ -46,7 +46,7 @@ from shardwise.rules.builder import create_identity_sharding_rule
 from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy import data_flow
-from shardwise.sdy.funcs import callee_name, main_func
+from shardwise.sdy.funcs import CALL, callee_name, main_func
 from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
 from shardwise.sdy.shardings import (
     data_flow_edge_for_source,
@@ -230,7 +230,7 @@ class PropagationDriver:
 
     def _collect_callers(self) -> dict[str, list[Op]]:
         callers: dict[str, list[Op]] = {}
-        for op in ops_in_pre_order(self.module.op, _CALL):
+        for op in ops_in_pre_order(self.module.op, CALL):
             callee = callee_name(op)
             callers.setdefault(callee, []).append(op)
         return callers
@@ -665,9 +665,6 @@ class PropagationDriver:
             if notify:
                 self._notify_sharding_modified(member)
         return True
-
-
-_CALL = frozenset({"func.call"})
 
 
 # Ops whose op-priority directions depend on more than their name and rule.

@@ -16,15 +16,16 @@ Shardy's prop/propagation_pipeline.cc, steps in its order:
 
 from __future__ import annotations
 
-from shardwise.imports.calls import (
-    add_func_data_flow_edges,
-    flatten_call_graph,
-    import_func_calls,
-    pre_order_funcs,
+from shardwise.imports.add_func_data_flow_edges import add_func_data_flow_edges
+from shardwise.imports.apply_sharding_constraints import (
+    CONSTRAINT_TARGETS,
+    apply_sharding_constraints,
 )
-from shardwise.imports.constraints import CONSTRAINT_TARGETS, apply_sharding_constraints
-from shardwise.imports.pipeline import import_pipeline
-from shardwise.imports.sharding_groups import sharding_group_import
+from shardwise.imports.flatten_call_graph import flatten_call_graph
+from shardwise.imports.import_func_calls import import_func_calls
+from shardwise.imports.import_pipeline import import_pipeline
+from shardwise.imports.pre_order_funcs import pre_order_funcs
+from shardwise.imports.sharding_group_import import sharding_group_import
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module, ops_in_post_order
 from shardwise.passes import sdy_pass

@@ -22,7 +22,7 @@ from shardwise.ir import (
     string_attr_value,
 )
 from shardwise.sdy import funcs as func_shardings
-from shardwise.sdy.funcs import ORIGINAL_FUNC_NAME_ATTR, callee_name, fill_open, mesh_of
+from shardwise.sdy.funcs import CALL, ORIGINAL_FUNC_NAME_ATTR, callee_name, fill_open, mesh_of
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "func_result_shardings",
 ]
 
-_CALL = frozenset({"func.call"})
 
 # -- call graph ----------------------------------------------------------------------------------
 
@@ -56,7 +55,7 @@ def calls_by_func(module: Module) -> dict[Op, list[Op]]:
 
     The call graph of a pass: build it once and hand it to `funcs_in_call_graph_order`.
     """
-    return {func: ops_in_pre_order(func, _CALL) for func in module.funcs if has_body(func)}
+    return {func: ops_in_pre_order(func, CALL) for func in module.funcs if has_body(func)}
 
 
 def _rpo_funcs(module: Module, calls: dict[Op, list[Op]]) -> list[Op]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shardwise.errors import InputError
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -23,6 +24,7 @@ from shardwise.sdy.shardings import get_func_result_sharding
 from shardwise.sharding import MeshRef, TensorSharding, resolve_mesh
 
 __all__ = [
+    "CALL",
     "ORIGINAL_FUNC_NAME_ATTR",
     "FUNC_MANUAL_AXES_ATTR",
     "EXECUTION_THREAD_ATTR",
@@ -36,6 +38,9 @@ __all__ = [
     "func_result_shardings",
 ]
 
+
+# The ops that call a func.
+CALL = frozenset({"func.call"})
 
 ORIGINAL_FUNC_NAME_ATTR = "sdy.original_func_name"
 FUNC_MANUAL_AXES_ATTR = "sdy.func_manual_axes"
@@ -52,7 +57,8 @@ def callee_of(module: Module, call: Op, symbols: SymbolTable | None = None) -> O
     (`Module.lookup_symbol` scans the module body)."""
     name = callee_name(call)
     func = module.lookup_symbol(name) if symbols is None else symbols.lookup(name)
-    assert func is not None and func.name == "func.func", f"unknown callee @{name}"
+    if func is None or func.name != "func.func":
+        raise InputError(f"Failed to lookup function: {name}", call.location)
     return func
 
 

@@ -21,6 +21,7 @@ from shardwise.ir import (
 )
 from shardwise.passes import sdy_pass
 from shardwise.sdy.funcs import (
+    CALL,
     FUNC_MANUAL_AXES_ATTR,
     ORIGINAL_FUNC_NAME_ATTR,
     callee_of,
@@ -36,7 +37,6 @@ from shardwise.sharding import TensorSharding
 
 __all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]
 
-_CALL = frozenset({"func.call"})
 _CALLS_AND_FUNCS = frozenset({"func.call", "func.func"})
 
 
@@ -89,7 +89,7 @@ def insert_func_call_reshards(module: Module, calls: list[Op] | None = None) -> 
     """
     symbols = SymbolTable(module)
     if calls is None:
-        calls = ops_in_post_order(module.op, _CALL)
+        calls = ops_in_post_order(module.op, CALL)
     for call in calls:
         func_shardings = func_result_shardings(module, callee_of(module, call, symbols))
         if func_shardings is None:

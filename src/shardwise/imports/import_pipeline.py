@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from shardwise.imports.calls import propagate_sharding_from_func_to_call
-from shardwise.imports.constants import constant_or_scalar_splitter
-from shardwise.imports.constraints import apply_sharding_constraints
-from shardwise.imports.data_flow_edges import add_data_flow_edges_to_ops
-from shardwise.imports.manual_axes import clean_up_manual_computations
-from shardwise.imports.meshes import lift_inlined_meshes, remove_size_one_axes
-from shardwise.imports.sharding_groups import sharding_group_import
+from shardwise.imports.add_data_flow_edges import add_data_flow_edges_to_ops
+from shardwise.imports.apply_sharding_constraints import apply_sharding_constraints
+from shardwise.imports.constant_or_scalar_splitter import constant_or_scalar_splitter
+from shardwise.imports.lift_inlined_meshes import lift_inlined_meshes
+from shardwise.imports.manual_axes_cleanup import clean_up_manual_computations
+from shardwise.imports.propagate_sharding_from_func_to_call import (
+    propagate_sharding_from_func_to_call,
+)
+from shardwise.imports.remove_size_one_axes import remove_size_one_axes
+from shardwise.imports.sharding_group_import import sharding_group_import
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module
 from shardwise.passes import sdy_pass

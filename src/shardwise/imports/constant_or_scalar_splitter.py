@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from shardwise.imports.calls import clone_func_recursively
+from shardwise.imports.flatten_call_graph import clone_func_recursively
 from shardwise.ir import (
     Module,
     Op,

@@ -1,6 +1,5 @@
-"""Mesh clean-up passes: `sdy-lift-inlined-meshes` and `sdy-remove-size-one-axes`.
-
-Shardy's import/lift_inlined_meshes.cc and import/remove_size_one_axes.cc.
+"""`sdy-lift-inlined-meshes`: every mesh written inline in a sharding becomes a ``sdy.mesh``
+symbol, equal meshes one symbol (Shardy's `import/lift_inlined_meshes.cc`).
 """
 
 from __future__ import annotations
@@ -23,11 +22,13 @@ from shardwise.ir import (
 )
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
-from shardwise.sdy.call_graph import mesh_of
 from shardwise.sdy.sharding_walker import transform_shardings
-from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
+from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
-__all__ = ["lift_inlined_meshes", "remove_size_one_axes"]
+__all__ = [
+    "lift_inlined_meshes",
+]
+
 
 _STABLEHLO_MESH_ATTR = "stablehlo.mesh"
 
@@ -160,6 +161,8 @@ _COLLECTIVES = frozenset(
     "stablehlo." + name
     for name in ("all_gather", "all_reduce", "reduce_scatter", "all_to_all", "collective_broadcast")
 )
+
+
 _REPLICA_GROUP_MESH_RE = re.compile(
     r'^(#stablehlo\.replica_group_mesh_axes<mesh = @)("(?:[^"\\]|\\.)*"|[\w$.\-]+)(.*)$', re.S
 )
@@ -175,36 +178,3 @@ def _rename_replica_group_meshes(module: Module, by_ref: dict[str, str]) -> None
         new = by_ref[symbol_ref_name("@" + m.group(2))]
         holder = op.properties if "replica_groups" in op.properties else op.attributes
         holder["replica_groups"] = RawAttr(m.group(1) + str(symbol_ref(new))[1:] + m.group(3))
-
-
-def _without_size_one_axes(sharding: TensorSharding, mesh: Mesh) -> TensorSharding:
-    def keep(axes):
-        return tuple(a for a in axes if a.size(mesh) != 1)
-
-    dims = []
-    for d in sharding.dim_shardings:
-        axes = keep(d.axes)
-        # A priority on a closed dim without axes does not verify (it could not matter).
-        priority = None if not axes and d.is_closed else d.priority
-        dims.append(DimensionSharding(axes, d.is_closed, priority))
-    return replace(
-        sharding,
-        dim_shardings=tuple(dims),
-        replicated_axes=keep(sharding.replicated_axes),
-        unreduced_axes=keep(sharding.unreduced_axes),
-    )
-
-
-@sdy_pass("sdy-remove-size-one-axes")
-def remove_size_one_axes(module: Module) -> None:
-    """Drop axes of size 1 from every sharding (dims, replicated, unreduced); meshes keep them."""
-    meshes = [op.get_attr("mesh") for op in module.top_level_ops("sdy.mesh")]
-    if not any(isinstance(m, Mesh) and any(a.size == 1 for a in m.axes) for m in meshes):
-        return
-
-    def transform(sharding: TensorSharding) -> TensorSharding:
-        mesh = mesh_of(module, sharding)
-        assert mesh is not None, f"unknown mesh {sharding.mesh_or_ref}"
-        return _without_size_one_axes(sharding, mesh)
-
-    transform_shardings(module.op, transform)

@@ -1,0 +1,144 @@
+"""`sdy-import-func-calls`: calls become ``sdy.named_computation`` ops holding the callee's
+body (Shardy's `import/import_func_calls.cc`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from shardwise.errors import InputError
+from shardwise.imports.add_data_flow_edges import EdgePlacer, add_data_flow_edges_to
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Module,
+    Op,
+    Region,
+    SymbolTable,
+    clone_region,
+    string_attr,
+)
+from shardwise.passes import sdy_pass
+from shardwise.sdy.call_graph import (
+    callee_name,
+    calls_in_call_graph_order,
+    func_arg_shardings,
+    ops_in_post_order,
+    original_func_name,
+)
+from shardwise.sdy.funcs import callee_of
+from shardwise.sharding import TensorShardingPerValue
+
+__all__ = [
+    "import_func_calls",
+]
+
+
+_EXECUTION_THREAD_ATTR = "execution_thread"
+
+
+_NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
+
+
+def _move_body_converting_return(func: Op, target: Region) -> None:
+    """`inlineRegionAndConvertTerminatorOp<sdy.return>`: move the blocks, retype the return."""
+    for block in list(func.regions[0].blocks):
+        func.regions[0].blocks.remove(block)
+        target.add_block(block)
+        terminator = block.terminator
+        if terminator is not None and terminator.name == "func.return":
+            # MLIR creates a new sdy.return and erases the func.return: its uses become the
+            # newest ones of their values.
+            operands = list(terminator.operands)
+            terminator.drop_operands()
+            for value in operands:
+                terminator.add_operand(value)
+            terminator.name = "sdy.return"
+
+
+def _named_computation_for(module: Module, call: Op, func: Op) -> Op:
+    properties: dict = {"name": string_attr(original_func_name(func))}
+    in_shardings = func_arg_shardings(module, func)
+    if in_shardings is not None:
+        properties["in_shardings"] = in_shardings
+    out_shardings = call.attributes.get(SHARDING_ATTR)
+    if isinstance(out_shardings, TensorShardingPerValue):
+        properties["out_shardings"] = out_shardings
+    attributes = {k: v for k, v in call.attributes.items() if k != SHARDING_ATTR}
+    thread = func.get_attr(_EXECUTION_THREAD_ATTR)
+    if thread is not None:
+        attributes[_EXECUTION_THREAD_ATTR] = thread
+    return Op(
+        "sdy.named_computation",
+        list(call.operands),
+        [r.type for r in call.results],
+        properties,
+        attributes,
+        location=call.location,
+        loc_text=call.loc_text,
+        result_names=[r.name for r in call.results],
+    )
+
+
+def _positions(ops: list[Op]) -> dict[Op, int]:
+    wanted = set(ops)
+    blocks = {id(op.parent): op.parent for op in ops if op.parent is not None}
+    return {op: i for block in blocks.values() for i, op in enumerate(block.ops) if op in wanted}
+
+
+def _replace_op(old: Op, new: Op) -> None:
+    """`RewriterBase::replaceOp` once `new` has taken `old`'s place in the block."""
+    for a, b in zip(old.results, new.results, strict=True):
+        a.replace_all_uses_with(b)
+    old.drop_operands()
+    old.parent = None
+
+
+@sdy_pass("sdy-import-func-calls")
+def import_func_calls(module: Module, add_data_flow_edges_on_named_computations: bool = True):
+    """Replace each ``func.call`` by an ``sdy.named_computation`` holding the callee's body.
+
+    The first call of a callee takes the body; later ones get a clone (with a warning). The
+    callees are erased, and data-flow edges are added to every named computation.
+    """
+    table = SymbolTable(module)
+    moved: dict[str, Region] = {}
+    calls = calls_in_call_graph_order(module)
+    # Each call is replaced by one op in its place, so positions found up front stay valid
+    # (and finding them one by one would be quadratic on large blocks).
+    position = _positions(calls)
+    for call in calls:
+        name = callee_name(call)
+        func = callee_of(module, call, table)
+        if name not in moved and (not func.regions or not func.regions[0].blocks):
+            # Shardy aborts here; a declaration has no body to inline into the call.
+            raise InputError(
+                f"cannot import the call to @{name}: the function is a declaration without "
+                "a body; give it a body or inline it before propagation",
+                call.location,
+            )
+        named = _named_computation_for(module, call, func)
+        block = call.parent
+        assert block is not None
+        named.parent = block
+        block.ops[position[call]] = named
+        if name in moved:
+            warnings.warn(
+                f"function @{name} has multiple call ops, we need to clone the function "
+                "body for each call",
+                stacklevel=2,
+            )
+            named.add_region(clone_region(moved[name]))
+        else:
+            region = named.add_region(Region())
+            _move_body_converting_return(func, region)
+            moved[name] = region
+        _replace_op(call, named)
+    for name in moved:
+        callee = table.lookup(name)
+        if callee is not None:
+            table.erase(callee)
+    if add_data_flow_edges_on_named_computations:
+        placer = EdgePlacer()
+        for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
+            add_data_flow_edges_to(op, placer)
+        placer.flush()
