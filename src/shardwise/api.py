@@ -185,7 +185,7 @@ def to_partition_spec(sharding: TensorSharding) -> Any:
         if any(a.is_sub_axis for a in dim.axes):
             raise ShardwiseError(
                 f"{sharding} uses sub-axes, which a PartitionSpec cannot express; "
-                "use shardwise.export.hlo_sharding.to_hlo_sharding instead"
+                "use shardwise.xla.hlo_sharding.to_hlo_sharding instead"
             )
         names = tuple(a.name for a in dim.axes)
         entries.append(None if not names else names[0] if len(names) == 1 else names)

@@ -181,8 +181,8 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 def _cmd_export_hlo(args: argparse.Namespace) -> int:
     import json
 
-    from shardwise.export.hlo_module import export_module_to_hlo, hlo_sharding_summary
     from shardwise.io.mlir import write_text_file
+    from shardwise.xla.hlo_module import export_module_to_hlo, hlo_sharding_summary
 
     summaries: list[dict[str, object]] = []
 
@@ -197,8 +197,8 @@ def _cmd_export_hlo(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_hlo(args: argparse.Namespace) -> int:
-    from shardwise.export.hlo_module import import_module_from_hlo
     from shardwise.syntax import parse_mesh
+    from shardwise.xla.hlo_module import import_module_from_hlo
 
     try:
         text = args.mesh.strip()

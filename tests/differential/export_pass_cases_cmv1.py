@@ -1,7 +1,7 @@
 """Inputs for `sdy-remove-all-gather-reduce-scatter-for-cmv1` in `test_export_passes.py`.
 
 Appends to the full table of `export_pass_cases_more` (import this module to get it all). One
-case per row of the pass's table (`shardwise.export.passes.remove_ag_rs_for_cmv1`): patterns
+case per row of the pass's table (`shardwise.export.remove_all_gather_reduce_scatter_for_cmv1`): patterns
 removed and patterns kept. Expected outputs come from the reference at test time.
 
 Not here: a dot without a sharding followed by a reduce-scatter, on which the reference

@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from shardwise.errors import InternalError, VerifyError
-from shardwise.export.explicit_reshards import insert_explicit_reshards
+from shardwise.export.explicit_reshards.insert_explicit_reshards import insert_explicit_reshards
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from tests.differential.explicit_reshards_cases import CASES as BASIC_CASES

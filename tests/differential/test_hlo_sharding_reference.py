@@ -21,10 +21,10 @@ import re
 import pytest
 
 from shardwise.axis import AxisRef
-from shardwise.export.hlo_sharding import from_hlo_sharding, to_hlo_sharding
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.sharding import DimensionSharding, TensorSharding
 from shardwise.syntax import parse_mesh, parse_tensor_sharding
+from shardwise.xla.hlo_sharding import from_hlo_sharding, to_hlo_sharding
 from tests.property.test_hlo_tiles import random_mesh, random_sharding
 
 jax = pytest.importorskip("jax")
@@ -304,7 +304,7 @@ def _xla_replica_groups_texts(iotas: list[str]) -> list[str]:
 def test_replica_group_iota_texts_match_xla() -> None:
     from jax._src.lib import xla_client as xc
 
-    from shardwise.export.replica_groups import replica_groups
+    from shardwise.xla.replica_groups import replica_groups
     from tests.property.test_hlo_tiles import random_pieces
 
     rng = random.Random(11)

@@ -319,7 +319,7 @@ _PARTITIONER_TAIL = [
 
 
 def _ours_partitioner_tail(text: str) -> str:
-    from shardwise.export.passes.collective_patterns import canonicalize_with_labels
+    from shardwise.export.canonicalization_patterns import canonicalize_with_labels
 
     module = load_text(text)
     canonicalize_with_labels(module, frozenset({"sdy-reshard"}))
@@ -371,7 +371,7 @@ def reference_worker():
 
 
 def _ours_export(text: str) -> str:
-    from shardwise.export.pipeline import ExportOptions, export_pipeline
+    from shardwise.export.export_pipeline import ExportOptions, export_pipeline
 
     module = load_text(text)
     export_pipeline(module, ExportOptions(enable_insert_explicit_collectives=True))

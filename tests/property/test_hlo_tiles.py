@@ -24,10 +24,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shardwise.axis import AxisRef, SubAxisInfo
-from shardwise.export.hlo_sharding import from_hlo_sharding, to_hlo_sharding
-from shardwise.export.replica_groups import replica_groups
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.sharding import DimensionSharding, TensorSharding
+from shardwise.xla.hlo_sharding import from_hlo_sharding, to_hlo_sharding
+from shardwise.xla.replica_groups import replica_groups
 
 # -- random meshes and shardings -----------------------------------------------------------------
 

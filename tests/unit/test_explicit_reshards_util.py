@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.export.explicit_reshards_util import (
+from shardwise.export.explicit_reshards.explicit_reshards_util import (
     compatible_factor_shardings,
     distribute_axes_across_factors,
     find_common_axes,

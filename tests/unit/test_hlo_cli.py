@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from shardwise.cli import main
-from shardwise.export.hlo_module import export_module_to_hlo, import_module_from_hlo
 from shardwise.io.mlir import load_text
 from shardwise.io.reference import run_pass
 from shardwise.sharding import TensorSharding
+from shardwise.xla.hlo_module import export_module_to_hlo, import_module_from_hlo
 
 CORPUS = sorted((Path(__file__).parents[1] / "models" / "data").glob("*.mlir"))
 SINGLE_MESH = [p for p in CORPUS if p.read_text().count("sdy.mesh @") == 1]

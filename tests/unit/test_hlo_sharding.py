@@ -12,17 +12,17 @@ import pytest
 
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.errors import ParseError, UnsupportedError, VerifyError
-from shardwise.export.hlo_sharding import (
+from shardwise.mesh import Mesh
+from shardwise.syntax import parse_axis_ref, parse_mesh, parse_tensor_sharding
+from shardwise.xla.hlo_sharding import (
     from_hlo_sharding,
     ordered_axis_pieces,
     parse_hlo_sharding,
     to_hlo_sharding,
     tuple_sharding_text,
 )
-from shardwise.export.replica_groups import replica_groups
-from shardwise.export.tile_assignment import canonical_iota, iota_values, transpose_flat
-from shardwise.mesh import Mesh
-from shardwise.syntax import parse_axis_ref, parse_mesh, parse_tensor_sharding
+from shardwise.xla.replica_groups import replica_groups
+from shardwise.xla.tile_assignment import canonical_iota, iota_values, transpose_flat
 
 MESHES = {
     "x2y4": '<["x"=2, "y"=4]>',
@@ -315,7 +315,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
 
 def test_export_module_to_hlo() -> None:
     mlir = pytest.importorskip("shardwise.io.mlir")
-    from shardwise.export.hlo_module import export_module_to_hlo, hlo_sharding_summary
+    from shardwise.xla.hlo_module import export_module_to_hlo, hlo_sharding_summary
 
     module = mlir.load_text(MODULE)
     entries = export_module_to_hlo(module)
@@ -349,7 +349,7 @@ func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
 def test_export_module_manual_axes_and_tuples() -> None:
     """Ops in a manual computation get its manual axes; two results give a tuple sharding."""
     mlir = pytest.importorskip("shardwise.io.mlir")
-    from shardwise.export.hlo_module import HLO_SHARDING_ATTR, export_module_to_hlo
+    from shardwise.xla.hlo_module import HLO_SHARDING_ATTR, export_module_to_hlo
 
     module = mlir.load_text(MANUAL_MODULE)
     export_module_to_hlo(module)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from shardwise.errors import PropagationError
 from shardwise.ir import (
-    SHARDING_RULE_ATTR,
     Module,
     OpaqueType,
     TensorType,
@@ -23,14 +22,13 @@ from shardwise.propagation.driver import DirectionFn, PropagationDriver, propaga
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.sharding_group_map import ShardingGroupMap
 from shardwise.propagation.source_sharding import DebugInfoRecorder, combine_observers
-from shardwise.rules.rule import OpShardingRule
+from shardwise.rules.populate import drop_sharding_rules
 
 __all__ = [
     "PropagationContext",
     "basic_propagate",
     "check_static_shapes",
     "propagation_pass",
-    "remove_sharding_rules",
     "run_driver",
 ]
 
@@ -101,7 +99,7 @@ def propagation_pass(level: Callable[[PropagationContext, DirectionFn], None]):
             observer = combine_observers(observer, debug)
         level(PropagationContext(module, options, groups, observer), propagate_any)
         if not options.keep_sharding_rules:
-            remove_sharding_rules(module)
+            drop_sharding_rules(module.op)
         if debug.enabled:
             debug.save()
 
@@ -115,11 +113,3 @@ def basic_level(ctx: PropagationContext, direction_fn: DirectionFn) -> None:
 basic_propagate = sdy_pass("sdy-basic-propagate", options=PropagationOptions)(
     propagation_pass(basic_level)
 )
-
-
-def remove_sharding_rules(module: Module) -> None:
-    """Drop every ``sdy.sharding_rule`` that is not a custom rule."""
-    for op in module.walk():
-        rule = op.attributes.get(SHARDING_RULE_ATTR)
-        if isinstance(rule, OpShardingRule) and not rule.is_custom_rule:
-            del op.attributes[SHARDING_RULE_ATTR]

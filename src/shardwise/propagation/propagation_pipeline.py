@@ -10,7 +10,7 @@ Shardy's prop/propagation_pipeline.cc, steps in its order:
 4. ``sdy-user-priority-propagate`` with the pipeline's options and keep-sharding-rules on;
 5. the export steps (named computations back to funcs, func results, unflatten, symbol-dce,
    func-call reshards, the export pipeline):
-   `shardwise.export.pipeline.post_propagation_pipeline`, with the export options the
+   `shardwise.export.export_pipeline.post_propagation_pipeline`, with the export options the
    registered pipeline derives from its propagation options (meshes not inlined).
 """
 
@@ -114,7 +114,7 @@ def propagation_pipeline(
 def export_after_propagation(module: Module, options: PropagationOptions) -> None:
     """Step 5: the export steps, with the export options the registered pipeline derives
     from its propagation options. (Export sits above propagation, hence the late import.)"""
-    from shardwise.export.pipeline import ExportOptions, post_propagation_pipeline
+    from shardwise.export.export_pipeline import ExportOptions, post_propagation_pipeline
 
     export_options = ExportOptions(
         keep_sharding_rules=options.keep_sharding_rules,

@@ -13,7 +13,7 @@ Every collective is closed, keeps the output's unreduced axes, and is located at
 from __future__ import annotations
 
 from shardwise.axis import add_axis_or_merge
-from shardwise.export.passes.collective_attrs import (
+from shardwise.export.collective_attrs import (
     AllToAllParam,
     all_to_all_params_attr,
     list_of_axis_ref_lists_attr,

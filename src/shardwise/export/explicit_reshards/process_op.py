@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardwise.axis import AxisRef
-from shardwise.export.explicit_reshards_unreduced import Builder, MeshTable, new_op
-from shardwise.export.explicit_reshards_util import (
+from shardwise.export.explicit_reshards.explicit_reshards_util import (
     distribute_axes_across_factors,
     find_common_axes,
 )
+from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable, new_op
 from shardwise.ir import Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation.projection import (

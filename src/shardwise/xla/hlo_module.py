@@ -2,7 +2,7 @@
 
 This is the body of ``shardwise export-hlo``: every function argument and result and every op
 result that carries an sdy sharding gets the HloSharding XLA would give it (see
-`shardwise.export.hlo_sharding`). Ops with several results get XLA's tuple sharding
+`shardwise.xla.hlo_sharding`). Ops with several results get XLA's tuple sharding
 ``{a, b}``. Ops nested in ``sdy.manual_computation`` bodies are exported with the manual axes
 of their enclosing computations, as XLA does.
 
@@ -18,9 +18,9 @@ from typing import Any
 from shardwise import ir
 from shardwise.axis import quote_string
 from shardwise.errors import UnsupportedError, VerifyError
-from shardwise.export.hlo_sharding import to_hlo_sharding, tuple_sharding_text
 from shardwise.mesh import Mesh
 from shardwise.sharding import ManualAxes, TensorSharding, TensorShardingPerValue
+from shardwise.xla.hlo_sharding import to_hlo_sharding, tuple_sharding_text
 
 __all__ = [
     "HLO_SHARDING_ATTR",
@@ -156,7 +156,7 @@ def _hlo_text(attr: Any) -> str | None:
 def _import_one(
     text: str, mesh: Mesh, mesh_name: str, type_: ir.Type, where: str
 ) -> TensorSharding:
-    from shardwise.export.hlo_sharding import from_hlo_sharding
+    from shardwise.xla.hlo_sharding import from_hlo_sharding
 
     return from_hlo_sharding(text, mesh, type_.rank, mesh_ref=mesh_name)
 

@@ -1,7 +1,6 @@
-"""Sinking of data-flow edges back into their owners after propagation.
-
-`sdy-sink-data-flow-edges` (``export/sink_data_flow_edges.cc``) and
-`sdy-sink-func-data-flow-edges` (``export/sink_func_data_flow_edges.cc``).
+"""`sdy-sink-data-flow-edges`: the shardings of ``sdy.data_flow_edge`` ops moved onto their
+data-flow ops, and the edges erased (Shardy's `export/sink_data_flow_edges.cc`,
+`getShardingsFromDataFlowEdges` of `prop/utils.cc`, `saveDebugInfoDictsFromDataFlowEdges`).
 """
 
 from __future__ import annotations
@@ -12,23 +11,20 @@ from shardwise.sdy import data_flow, manual_computation
 from shardwise.sdy.sharding_walker import get_per_value, set_per_value
 from shardwise.sdy.shardings import (
     data_flow_edge_for_target,
-    get_sharding,
-    set_sharding,
 )
 from shardwise.sharding import TensorSharding
 
 __all__ = [
     "EDGES_AND_DATA_FLOW_OPS",
-    "sink_data_flow_edges",
-    "sink_collected_edges",
-    "sink_func_data_flow_edges",
-    "shardings_from_data_flow_edges",
-    "set_block_arg_owner_shardings",
     "set_result_owner_shardings",
+    "shardings_from_data_flow_edges",
+    "sink_collected_edges",
+    "sink_data_flow_edges",
 ]
 
+
 EDGES_AND_DATA_FLOW_OPS = data_flow.DATA_FLOW_OPS | {"sdy.data_flow_edge"}
-_FUNC_DATA_FLOW_EDGE = frozenset({"sdy.func_data_flow_edge"})
+
 
 _REGION_OPS = ("sdy.manual_computation", "sdy.named_computation")
 
@@ -125,7 +121,7 @@ def _sink_into(op: Op, origins: bool, edges: bool) -> None:
         _save_debug_info(op, result_owners, "result", origins, edges)
 
 
-def _erase_replacing(op: Op, value: Value) -> None:
+def erase_replacing(op: Op, value: Value) -> None:
     op.results[0].replace_all_uses_with(value)
     op.erase()
 
@@ -152,24 +148,6 @@ def sink_collected_edges(ops: list[Op], origins: bool = False, edges: bool = Fal
     """`sink_data_flow_edges` on its ops (edges and data-flow ops) collected in pre-order."""
     for op in ops:
         if op.name == "sdy.data_flow_edge":
-            _erase_replacing(op, op.operands[0])
+            erase_replacing(op, op.operands[0])
         elif data_flow.is_data_flow_op(op):
             _sink_into(op, origins, edges)
-
-
-@sdy_pass("sdy-sink-func-data-flow-edges", anchor=FUNC)
-def sink_func_data_flow_edges(func: Op) -> None:
-    """`sdy-sink-func-data-flow-edges`: the edge's sharding (or a fully open one) moves to
-    its operand's owner; the edge is erased."""
-    for op in ops_in_pre_order(func, _FUNC_DATA_FLOW_EDGE):
-        operand = op.operands[0]
-        operand_sharding = get_sharding(operand)
-        sharding = get_sharding(op.results[0])
-        if sharding is not None:
-            set_sharding(operand, sharding)
-        elif operand_sharding is not None:
-            set_sharding(
-                operand,
-                TensorSharding.fully_open(operand_sharding.mesh_or_ref, operand_sharding.rank),
-            )
-        _erase_replacing(op, operand)

@@ -17,7 +17,7 @@ Export (`to_hlo_sharding`) follows what XLA does when it lowers Shardy's shardin
    ``{replicated}`` / ``{manual}`` / ``{unreduced}``; meshes with explicit device ids print the
    device list.
 
-Import (`from_hlo_sharding`) runs this backwards (`shardwise.export.hlo_decompose`).
+Import (`from_hlo_sharding`) runs this backwards (`shardwise.xla.hlo_decompose`).
 Lossy by nature: HloSharding has no open/closed dims, priorities, explicit replicated axes or
 reduction kind (`unreduced=max{...}` exports like sum), so those do not round-trip.
 """
@@ -32,10 +32,10 @@ from dataclasses import dataclass, replace
 
 from shardwise.axis import AxisRef, SubAxisInfo, add_axis_or_merge, sort_and_merge_axes
 from shardwise.errors import ParseError, UnsupportedError, VerifyError
-from shardwise.export.hlo_decompose import decompose_tiles, level_axes
-from shardwise.export.tile_assignment import TileAssignment, transpose_flat
 from shardwise.mesh import Mesh
 from shardwise.sharding import DimensionSharding, TensorSharding
+from shardwise.xla.hlo_decompose import decompose_tiles, level_axes
+from shardwise.xla.tile_assignment import TileAssignment, transpose_flat
 
 __all__ = [
     "HloSharding",

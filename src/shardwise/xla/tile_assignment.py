@@ -8,7 +8,7 @@ reshape dims, no two reshape dims that stay adjacent after the transpose), so on
 spelling; `canonical_iota` computes it.
 
 Replica groups (``replica_groups=[2,4]<=[4,2]T(1,0)``) use the same iota form without the
-``devices=`` prefix; `shardwise.export.replica_groups` prints them with `iota_suffix`.
+``devices=`` prefix; `shardwise.xla.replica_groups` prints them with `iota_suffix`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from shardwise.axis import (
     sort_and_merge_axes,
 )
 from shardwise.errors import InternalError, Location
-from shardwise.export.passes.collective_attrs import (
+from shardwise.export.collective_attrs import (
     axis_ref_list_attr,
     list_of_axis_ref_lists_attr,
 )

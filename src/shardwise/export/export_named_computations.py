@@ -9,7 +9,7 @@ data-flow edges are sunk first and those edges removed.
 
 from __future__ import annotations
 
-from shardwise.export.passes.sink import shardings_from_data_flow_edges
+from shardwise.export.sink_data_flow_edges import shardings_from_data_flow_edges
 from shardwise.ir import (
     SHARDING_ATTR,
     ArrayAttr,

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 from shardwise.axis import AxisRef
 from shardwise.errors import VerifyError
-from shardwise.export.hlo_sharding import ordered_axis_pieces
-from shardwise.export.tile_assignment import canonical_iota, iota_suffix, transpose_flat
 from shardwise.mesh import Mesh
+from shardwise.xla.hlo_sharding import ordered_axis_pieces
+from shardwise.xla.tile_assignment import canonical_iota, iota_suffix, transpose_flat
 
 __all__ = ["ReplicaGroups", "replica_groups", "groups_text"]
 

@@ -1,105 +1,32 @@
-"""Call-graph passes at the end of propagation.
-
-`sdy-propagate-to-func-results` (``export/propagate_to_func_results.cc``),
-`sdy-insert-func-call-reshards` (``export/insert_func_call_reshards.cc``) and
-`sdy-unflatten-call-graph` (``export/unflatten_call_graph.cc``).
+"""`sdy-unflatten-call-graph`: the clones of a func that ended with the same shardings merged
+back into one func (Shardy's `export/unflatten_call_graph.cc`).
 """
 
 from __future__ import annotations
 
-from shardwise.export.passes.divisibility import export_main_func
 from shardwise.ir import (
-    SHARDING_ATTR,
     Module,
     Op,
     SymbolTable,
-    func_result_attrs,
-    insert_after_value,
     ops_in_post_order,
     string_attr_value,
     symbol_ref,
 )
 from shardwise.passes import sdy_pass
 from shardwise.sdy.funcs import (
-    CALL,
     FUNC_MANUAL_AXES_ATTR,
     ORIGINAL_FUNC_NAME_ATTR,
     callee_of,
     func_arg_shardings,
     func_result_shardings,
 )
-from shardwise.sdy.sharding_walker import get_per_value, set_per_value
-from shardwise.sdy.shardings import (
-    get_sharding,
-    set_func_result_sharding,
-)
-from shardwise.sharding import TensorSharding
 
-__all__ = ["propagate_to_func_results", "insert_func_call_reshards", "unflatten_call_graph"]
+__all__ = [
+    "unflatten_call_graph",
+]
+
 
 _CALLS_AND_FUNCS = frozenset({"func.call", "func.func"})
-
-
-@sdy_pass("sdy-propagate-to-func-results")
-def propagate_to_func_results(module: Module) -> None:
-    """Every func but the main one gets its returned values' shardings as result shardings."""
-    main = export_main_func(module)
-    for func in module.funcs:
-        if func is main:
-            continue
-        terminator = func.regions[0].entry.terminator
-        if terminator is None or terminator.name != "func.return":
-            continue
-        for i, operand in enumerate(terminator.operands):
-            sharding = get_sharding(operand)
-            if sharding is not None:
-                set_func_result_sharding(func, i, sharding)
-                continue
-            attrs = func_result_attrs(func, i)
-            if attrs is not None:
-                attrs.pop(SHARDING_ATTR, None)
-
-
-def _reshard_call_results(call: Op, func_shardings: list[TensorSharding]) -> None:
-    for result, func_sharding in zip(call.results, func_shardings, strict=True):
-        call_sharding = get_sharding(result)
-        if func_sharding.is_equivalent(call_sharding):
-            continue
-        target = call_sharding
-        if target is None:
-            target = TensorSharding.fully_closed(func_sharding.mesh_or_ref, func_sharding.rank)
-        reshard = Op(
-            "sdy.reshard",
-            [result],
-            [result.type],
-            properties={"sharding": target},
-            location=call.location,
-            loc_text=call.loc_text,
-        )
-        insert_after_value(reshard, result)
-        result.replace_all_uses_with(reshard.results[0], except_op=reshard)
-    set_per_value(call, SHARDING_ATTR, func_shardings)
-
-
-@sdy_pass("sdy-insert-func-call-reshards")
-def insert_func_call_reshards(module: Module, calls: list[Op] | None = None) -> None:
-    """Call results take the callee's result shardings; a reshard restores the old one.
-
-    `calls`: the module's ``func.call`` ops in post-order, if the caller has them.
-    """
-    symbols = SymbolTable(module)
-    if calls is None:
-        calls = ops_in_post_order(module.op, CALL)
-    for call in calls:
-        func_shardings = func_result_shardings(module, callee_of(module, call, symbols))
-        if func_shardings is None:
-            call_shardings = get_per_value(call, SHARDING_ATTR)
-            if not call_shardings:
-                continue
-            func_shardings = [
-                TensorSharding.fully_closed(s.mesh_or_ref, s.rank) for s in call_shardings
-            ]
-        _reshard_call_results(call, func_shardings)
 
 
 def _original_name(module: Module, func: Op) -> str:

@@ -22,7 +22,7 @@ matching two ops beats one matching one op; equal benefits keep registration ord
 from __future__ import annotations
 
 from shardwise.axis import AxisRef, add_axis_or_merge, sort_and_merge_axes
-from shardwise.export.passes.canonicalize import (
+from shardwise.export.canonicalize import (
     COLLECTIVE_LABEL,
     RESHARD_LABEL,
     Pattern,
@@ -30,7 +30,7 @@ from shardwise.export.passes.canonicalize import (
     canonicalize,
     fused_loc_text,
 )
-from shardwise.export.passes.collective_attrs import (
+from shardwise.export.collective_attrs import (
     AllToAllParam,
     all_to_all_params_attr,
     list_of_axis_ref_lists_attr,

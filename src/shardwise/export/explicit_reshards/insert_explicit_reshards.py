@@ -34,7 +34,9 @@ from dataclasses import dataclass
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import InputError, InternalError
-from shardwise.export.explicit_reshards_ops import (
+from shardwise.export.collective_attrs import axis_ref_list_attr
+from shardwise.export.explicit_reshards.explicit_reshards_util import compatible_factor_sharding
+from shardwise.export.explicit_reshards.process_op import (
     OpContext,
     dot_result_sharding,
     process_dot,
@@ -42,7 +44,7 @@ from shardwise.export.explicit_reshards_ops import (
     reshard_dot_result,
     tensor_sizes,
 )
-from shardwise.export.explicit_reshards_unreduced import (
+from shardwise.export.explicit_reshards.unreduced import (
     Builder,
     MeshTable,
     convert_reshard_to_unreduced_collectives,
@@ -50,8 +52,6 @@ from shardwise.export.explicit_reshards_unreduced import (
     insert_unreduced_collectives,
     new_op,
 )
-from shardwise.export.explicit_reshards_util import compatible_factor_sharding
-from shardwise.export.passes.collective_attrs import axis_ref_list_attr
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, SymbolTable, Value
 from shardwise.mesh import Mesh

@@ -11,18 +11,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardwise.export.explicit_reshards import insert_explicit_reshards
-from shardwise.export.passes import calls as export_calls
-from shardwise.export.passes import cleanup, divisibility, sink
-from shardwise.export.passes.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
-from shardwise.export.passes.collective_patterns import canonicalize_with_labels
-from shardwise.export.passes.constant_merger import constant_or_scalar_merger
-from shardwise.export.passes.named_computations import export_named_computations
-from shardwise.export.passes.remove_ag_rs_for_cmv1 import remove_all_gather_reduce_scatter_for_cmv1
-from shardwise.export.passes.verify_unreduced import verify_unreduced_axes
+from shardwise.export.canonicalization_patterns import canonicalize_with_labels
+from shardwise.export.canonicalize import COLLECTIVE_LABEL, RESHARD_LABEL
+from shardwise.export.close_shardings import close_shardings
+from shardwise.export.constant_or_scalar_merger import constant_or_scalar_merger
+from shardwise.export.drop_sharding_rules import drop_sharding_rules
+from shardwise.export.explicit_reshards.insert_explicit_reshards import insert_explicit_reshards
+from shardwise.export.export_named_computations import export_named_computations
+from shardwise.export.inline_meshes import inline_meshes
+from shardwise.export.insert_func_call_reshards import insert_func_call_reshards
+from shardwise.export.propagate_to_func_results import propagate_to_func_results
+from shardwise.export.remove_all_gather_reduce_scatter_for_cmv1 import (
+    remove_all_gather_reduce_scatter_for_cmv1,
+)
+from shardwise.export.remove_propagation_debug_info import remove_propagation_debug_info
+from shardwise.export.remove_sub_axes_in_input_output_shardings import (
+    remove_sub_axes_in_input_output_shardings,
+)
 from shardwise.export.reshard_to_collectives import reshard_to_collectives
 from shardwise.export.reshard_to_collectives.verify_after import verify_collective_permute_meshes
+from shardwise.export.sharding_constraint_to_reshard import (
+    SHARDING_CONSTRAINT,
+    constraints_to_reshards,
+)
 from shardwise.export.sharding_scan import scan_shardings
+from shardwise.export.sink_data_flow_edges import EDGES_AND_DATA_FLOW_OPS, sink_collected_edges
+from shardwise.export.sink_func_data_flow_edges import sink_func_data_flow_edges
+from shardwise.export.unflatten_call_graph import unflatten_call_graph
+from shardwise.export.update_non_divisible_input_output_shardings import (
+    update_non_divisible_input_output_shardings,
+)
+from shardwise.export.verify_unreduced_axes import verify_unreduced_axes
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module, Op, ops_in_pre_order
 from shardwise.passes import run_on_funcs, sdy_pass
@@ -93,12 +112,7 @@ class _Collected:
 
 
 _MANUAL_COMPUTATION = "sdy.manual_computation"
-_COLLECTED = (
-    sink.EDGES_AND_DATA_FLOW_OPS
-    | SHARDING_GROUP
-    | cleanup.SHARDING_CONSTRAINT
-    | {_MANUAL_COMPUTATION}
-)
+_COLLECTED = EDGES_AND_DATA_FLOW_OPS | SHARDING_GROUP | SHARDING_CONSTRAINT | {_MANUAL_COMPUTATION}
 
 
 def _collect(module: Module) -> _Collected:
@@ -115,9 +129,9 @@ def _collect(module: Module) -> _Collected:
                 found.groups.append(op)
             elif not in_func:
                 continue
-            elif name in cleanup.SHARDING_CONSTRAINT:
+            elif name in SHARDING_CONSTRAINT:
                 found.constraints.append(op)
-            elif name in sink.EDGES_AND_DATA_FLOW_OPS:
+            elif name in EDGES_AND_DATA_FLOW_OPS:
                 found.edges.append(op)
     return found
 
@@ -131,17 +145,15 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
     # ``sdy-sink-data-flow-edges``, ``sdy-remove-sharding-groups`` and
     # ``sdy-sharding-constraint-to-reshard`` on the ops of one walk: none of them adds or
     # erases an op another of them acts on.
-    sink.sink_collected_edges(
-        found.edges, options.dump_sharding_origins, options.dump_propagation_edges
-    )
+    sink_collected_edges(found.edges, options.dump_sharding_origins, options.dump_propagation_edges)
     if not options.avoid_export_for_partitioning:
         for group in found.groups:
             group.erase()
-        cleanup.constraints_to_reshards(found.constraints)
+        constraints_to_reshards(found.constraints)
     if options.update_non_divisible_input_output_shardings:
-        divisibility.update_non_divisible_input_output_shardings(module)
-        divisibility.remove_sub_axes_in_input_output_shardings(module)
-    cleanup.close_shardings(module)
+        update_non_divisible_input_output_shardings(module)
+        remove_sub_axes_in_input_output_shardings(module)
+    close_shardings(module)
     # Shardy verifies after every pass; closing ``{?}p0`` leaves ``{}p0``, which it rejects
     # here and which later passes may rewrite away before we would verify on write. That is
     # the one thing closing can make invalid in a verified module, so the full (costly)
@@ -152,11 +164,11 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
     if not options.avoid_export_for_partitioning:
         _shardy_partitioner(module, options, scan.unreduced_axes, found.manual_computation)
     if options.dump_propagation_edges or options.dump_sharding_origins:
-        cleanup.remove_propagation_debug_info(module)
+        remove_propagation_debug_info(module)
     if not options.keep_sharding_rules:
-        run_on_funcs(module, cleanup.drop_sharding_rules)
+        run_on_funcs(module, drop_sharding_rules)
     if options.inline_meshes and not options.avoid_export_for_partitioning:
-        cleanup.inline_meshes(module)
+        inline_meshes(module)
 
 
 def post_propagation_pipeline(
@@ -168,14 +180,14 @@ def post_propagation_pipeline(
     unflattening, symbol DCE, reshards at call sites) and then the export pipeline.
     """
     if dedup_functions_fully:
-        export_calls.propagate_to_func_results(module)
-        run_on_funcs(module, sink.sink_func_data_flow_edges)
+        propagate_to_func_results(module)
+        run_on_funcs(module, sink_func_data_flow_edges)
     else:
         export_named_computations(module)
-        export_calls.propagate_to_func_results(module)
-    found = export_calls.unflatten_call_graph(module)
+        propagate_to_func_results(module)
+    found = unflatten_call_graph(module)
     symbol_dce(module)
     # The calls the unflattening found, but those in funcs symbol-dce erased: a fresh walk's.
     calls = [call for call in found if is_in_module(module, call)]
-    export_calls.insert_func_call_reshards(module, calls)
+    insert_func_call_reshards(module, calls)
     export_pipeline(module, options)

@@ -1,9 +1,6 @@
-"""Input/output shardings that the partitioner can honour without padding or sub-axes.
-
-`sdy-update-non-divisible-input-output-shardings`
-(``export/update_non_divisible_input_output_shardings.cc``) and
-`sdy-remove-sub-axes-in-input-output-shardings`
-(``export/remove_sub_axes_in_input_output_shardings.cc``).
+"""`sdy-update-non-divisible-input-output-shardings`: the shardings of func arguments and
+results (and manual computations) cut to the axes that divide their dims evenly (Shardy's
+`export/update_non_divisible_input_output_shardings.cc`).
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from collections.abc import Mapping
 
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.errors import PropagationError
-from shardwise.export.passes.sink import set_block_arg_owner_shardings
+from shardwise.export.sink_data_flow_edges import set_block_arg_owner_shardings
 from shardwise.ir import (
     SHARDING_ATTR,
     Module,
@@ -27,7 +24,7 @@ from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.sdy import manual_computation
 from shardwise.sdy.funcs import main_func
-from shardwise.sdy.sharding_walker import get_per_value, memoized_transform, set_per_value
+from shardwise.sdy.sharding_walker import get_per_value, set_per_value
 from shardwise.sdy.shardings import (
     get_func_result_sharding,
     get_sharding,
@@ -38,11 +35,13 @@ from shardwise.sharding import DimensionSharding, TensorSharding, resolve_mesh
 
 __all__ = [
     "evenly_sharded",
+    "export_main_func",
     "update_non_divisible_input_output_shardings",
-    "remove_sub_axes_in_input_output_shardings",
 ]
 
+
 Meshes = Mapping[str, object]  # `Module.meshes()`, read once per pass
+
 
 _CALLS_AND_MANUAL_COMPUTATIONS = frozenset({"func.call", "sdy.manual_computation"})
 
@@ -180,25 +179,6 @@ def update_non_divisible_input_output_shardings(module: Module) -> None:
         _update_manual_computation(meshes, op)
 
 
-def _remove_sub_axes(sharding: TensorSharding) -> TensorSharding:
-    if not any(
-        not d.is_closed and any(a.is_sub_axis for a in d.axes) for d in sharding.dim_shardings
-    ):
-        return sharding  # the usual case: nothing to cut, no copy
-    dims = []
-    for d in sharding.dim_shardings:
-        if d.is_closed:
-            dims.append(d)
-            continue
-        axes: list[AxisRef] = []
-        for axis in d.axes:
-            if axis.is_sub_axis:
-                break
-            axes.append(axis)
-        dims.append(DimensionSharding(tuple(axes), d.is_closed, d.priority))
-    return sharding.replace_dims(tuple(dims))
-
-
 def export_main_func(module: Module) -> Op:
     """The main func (`sdy.funcs.main_func`), or an error naming what export needs."""
     main = main_func(module)
@@ -213,19 +193,3 @@ def export_main_func(module: Module) -> Op:
             module.op.location,
         )
     return main
-
-
-@sdy_pass("sdy-remove-sub-axes-in-input-output-shardings")
-def remove_sub_axes_in_input_output_shardings(module: Module) -> None:
-    """Open dims of the main func's arg/result shardings are cut at their first sub-axis."""
-    func = export_main_func(module)
-    # Once per sharding object; one left as it is (the same object) is not written back.
-    remove = memoized_transform(_remove_sub_axes)
-    for arg in func.regions[0].entry.args:
-        sharding = get_sharding(arg)
-        if sharding is not None and (new := remove(sharding)) is not sharding:
-            set_sharding(arg, new)
-    for i in range(len(func_result_types(func))):
-        sharding = get_func_result_sharding(func, i)
-        if sharding is not None and (new := remove(sharding)) is not sharding:
-            set_func_result_sharding(func, i, new)
