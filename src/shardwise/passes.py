@@ -190,6 +190,11 @@ PASSES["sdy-reshard-to-collectives"] = _flag_pass(
     {"keep-redundant-reshards": "keep_redundant_reshards"},
 )
 PASSES["sdy-export-pipeline"] = Pass(_export_pipeline, _export_options)
+PASSES["sdy-drop-sharding-and-mesh"] = _flag_pass(
+    "sdy-drop-sharding-and-mesh",
+    "shardwise.export.drop_sharding_and_mesh:drop_sharding_and_mesh",
+    {},
+)
 
 
 def register_pass(name: str, fn: PassFn | str) -> None:
