@@ -195,6 +195,11 @@ PASSES["sdy-drop-sharding-and-mesh"] = _flag_pass(
     "shardwise.export.drop_sharding_and_mesh:drop_sharding_and_mesh",
     {},
 )
+PASSES["sdy-explicit-gather-scatter-batching"] = _flag_pass(
+    "sdy-explicit-gather-scatter-batching",
+    "shardwise.export.explicit_gather_scatter_batching:explicit_gather_scatter_batching",
+    {},
+)
 
 
 def register_pass(name: str, fn: PassFn | str) -> None:
