@@ -200,6 +200,9 @@ PASSES["sdy-explicit-gather-scatter-batching"] = _flag_pass(
     "shardwise.export.explicit_gather_scatter_batching:explicit_gather_scatter_batching",
     {},
 )
+PASSES["sdy-pad-for-divisibility"] = _flag_pass(
+    "sdy-pad-for-divisibility", "shardwise.export.pad_for_divisibility:pad_for_divisibility", {}
+)
 
 
 def register_pass(name: str, fn: PassFn | str) -> None:
