@@ -203,6 +203,11 @@ PASSES["sdy-explicit-gather-scatter-batching"] = _flag_pass(
 PASSES["sdy-pad-for-divisibility"] = _flag_pass(
     "sdy-pad-for-divisibility", "shardwise.export.pad_for_divisibility:pad_for_divisibility", {}
 )
+PASSES["sdy-resolve-permutation-factors"] = _flag_pass(
+    "sdy-resolve-permutation-factors",
+    "shardwise.export.resolve_permutation_factors:resolve_permutation_factors",
+    {"enable-halo-exchange": "enable_halo_exchange"},
+)
 
 
 def register_pass(name: str, fn: PassFn | str) -> None:

@@ -254,11 +254,18 @@ def test_pad_for_divisibility_matches_reference(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["generic/families", "dot/mask-contracting", "slice/two-dims-multi-axis"]
+    "name",
+    [
+        "generic/families",
+        "dot/mask-contracting",
+        "slice/two-dims-multi-axis",
+        "all-slice-all-gather/kind-through-gather",
+        "reduce-scatter",
+        "generic/chain-to-cast",
+    ],
 )
 def test_new_ops_get_the_reference_locations(name: str) -> None:
-    """New ops carry the reference's locations (a pad of a func argument itself is not in
-    the list: our IR keeps no location text for block arguments)."""
+    """New ops carry the reference's locations (also a pad of a func argument)."""
     text = run_pass(CASES[name], None, debug_info=True)
     expected = run_pass(text, PASS, debug_info=True)
     assert "loc(" in expected

@@ -124,21 +124,22 @@ class Conversion:
         desired = self.padded(value)
         if repl.type == desired:
             return repl
-        return self.cast(repl, desired, value)
+        return self.cast(repl, desired, cast(Op, self.anchor))
 
-    def cast(self, value: Value, type: Type, located_as: Value) -> Value:
-        """An ``unrealized_conversion_cast`` right after `value`'s definition (one per type)."""
+    def cast(self, value: Value, type: Type, like: Op) -> Value:
+        """An ``unrealized_conversion_cast`` right after `value`'s definition (one per type),
+        located at `like`: the op being rewritten (an operand's cast) or the replaced op (a
+        result's cast back)."""
         key = (id(value), str(type))
         found = self._casts.get(key)
         if found is not None:
             return found
-        like = located_as.defining_op
         op = Op(
             "builtin.unrealized_conversion_cast",
             [value],
             [type],
-            location=like.location if like is not None else None,
-            loc_text=like.loc_text if like is not None else None,
+            location=like.location,
+            loc_text=like.loc_text,
         )
         definer = value.defining_op
         if definer is not None:
@@ -164,7 +165,7 @@ class Conversion:
                 for user, index in list(old.uses):
                     if id(user) in replaced:
                         continue
-                    value = new if new.type == old.type else self.cast(new, old.type, old)
+                    value = new if new.type == old.type else self.cast(new, old.type, op)
                     user.set_operand(index, value)
         for op in reversed(self._replaced):
             op.regions = []
@@ -193,8 +194,13 @@ def constant(conv: Conversion, element_type: str, kind: str, like: Op) -> Value:
 
 
 def located(value: Value, conv: Conversion) -> Op:
-    """The op whose location `value.getLoc()` is (its definer; else the op being rewritten)."""
-    return value.defining_op or cast(Op, conv.anchor)
+    """An op located where `value` is (`Value::getLoc`): its definer, or for a block argument
+    a stand-in carrying the argument's location."""
+    if value.defining_op is not None:
+        return value.defining_op
+    from shardwise.io.generic import block_arg_loc_text
+
+    return Op("", location=value.location, loc_text=block_arg_loc_text(value))
 
 
 def padded_value(conv: Conversion, type: TensorType, value: Value, kind: str) -> Value:
