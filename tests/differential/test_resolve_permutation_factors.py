@@ -134,6 +134,42 @@ CASES = {
     "reverse/existing-reversed-mesh": MESH
     + 'sdy.mesh @other = <["x"=4, "y"=2], device_ids=[6, 7, 4, 5, 2, 3, 0, 1]>\n'
     + _reverse("8x8", "0", X0, '{"x"}, {}', ""),
+    "meshes/device-ids-differ": """sdy.mesh @mesh = <["x"=4, "y"=2]>
+sdy.mesh @mesh2 = <["x"=4, "y"=2], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<6x8xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %arg0, %c, low = [1, 0], high = [1, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh2, [{"x"}, {}]>]>} : (tensor<8x8xf32>, tensor<f32>) -> tensor<10x8xf32>
+  %s = stablehlo.slice %p [2:8, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh2, [{"x"}, {}]>]>} : (tensor<10x8xf32>) -> tensor<6x8xf32>
+  return %s : tensor<6x8xf32>
+}""",
+    "meshes/different": """sdy.mesh @mesh = <["x"=4, "y"=2]>
+sdy.mesh @mesh2 = <["a"=8]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<10x8xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %arg0, %c, low = [1, 0], high = [1, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh2, [{"a"}, {}]>]>} : (tensor<8x8xf32>, tensor<f32>) -> tensor<10x8xf32>
+  return %p : tensor<10x8xf32>
+}""",
+    "reverse/then-slice": """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<6x8xf32> {
+  %r = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x8xf32>
+  %s = stablehlo.slice %r [2:8, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<6x8xf32>
+  return %s : tensor<6x8xf32>
+}""",
+    "meshes/maximal": """sdy.mesh @m = <[], device_ids=[3]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, []>}) -> tensor<6x8xf32> {
+  %s = stablehlo.slice %arg0 [2:8, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@m, []>]>} : (tensor<8x8xf32>) -> tensor<6x8xf32>
+  return %s : tensor<6x8xf32>
+}""",
+    "convolution": """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<1x8x8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}, {}, {}]>}, %arg1: tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32> {
+  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64, sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}, {}, {}]>]>} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}""",
+    "no-permutation-factor/fft": """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x8xcomplex<f32>> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> tensor<8x8xcomplex<f32>> {
+  %0 = stablehlo.fft %arg0, type = FFT, length = [8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x8xcomplex<f32>>) -> tensor<8x8xcomplex<f32>>
+  return %0 : tensor<8x8xcomplex<f32>>
+}""",
 }
 
 ERRORS = {
@@ -160,7 +196,8 @@ def test_resolve_permutation_factors_matches_reference(name: str, spec: str) -> 
 
 def test_cases_change_something() -> None:
     """Every case but the ones meant to be left alone is rewritten, in both modes."""
-    alone = {"slice/communication-free", "unsharded-and-inline-mesh"}
+    alone = {"slice/communication-free", "unsharded-and-inline-mesh", "meshes/different"}
+    alone |= {"meshes/maximal"}
     alone |= {"reverse/not-reversed-dim-sharded"}
     alone |= {n for n in CASES if n.startswith("no-permutation-factor/")}
     for spec in (PASS, NO_HALO):
@@ -236,3 +273,25 @@ def test_reference_aborts_and_we_raise(name: str) -> None:
     assert result.crashed and "Check failed" in result.text
     with pytest.raises(ShardwiseError, match="shardings differ"):
         _ours(ERRORS[name], NO_HALO)
+
+
+_PROGRAM = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<16x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<14x6xf32> {
+  %0 = stablehlo.reverse %arg0, dims = [0, 1] : tensor<16x6xf32>
+  %1 = stablehlo.exponential %0 : tensor<16x6xf32>
+  %2 = stablehlo.slice %1 [1:15, 0:6] : (tensor<16x6xf32>) -> tensor<14x6xf32>
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %3 = stablehlo.pad %2, %c, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<14x6xf32>, tensor<f32>) -> tensor<14x8xf32>
+  %4 = stablehlo.slice %3 [0:14, 1:7] : (tensor<14x8xf32>) -> tensor<14x6xf32>
+  return %4 : tensor<14x6xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("spec", [PASS, NO_HALO], ids=["halo", "no-halo"])
+def test_after_propagation_and_explicit_reshards(spec: str) -> None:
+    """The pass's real input: propagated shardings made compatible by explicit reshards."""
+    text = run_pass(_PROGRAM, ["sdy-propagation-pipeline", "sdy-insert-explicit-reshards"])
+    expected = run_pass(text, spec)
+    assert expected != run_pass(text, None)
+    assert _ours(text, spec) == expected

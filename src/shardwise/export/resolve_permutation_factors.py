@@ -18,7 +18,11 @@ The jaxlib 0.10.2 build has only the ``enable-halo-exchange`` option (default tr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, cast
+
 from shardwise.errors import VerifyError
+from shardwise.export.explicit_reshards import _FuncPass
 from shardwise.export.explicit_reshards_ops import OpContext, insert_explicit_reshards
 from shardwise.export.explicit_reshards_unreduced import Builder, MeshTable
 from shardwise.export.resolve_permutation_factors_reverse import ReverseRewriter
@@ -49,22 +53,25 @@ def resolve_permutation_factors(module: Module, enable_halo_exchange: bool = Tru
         _replicate_permutation_factors(op, rule, meshes)
 
 
-def _common_mesh_name(shardings: list[TensorSharding | None], meshes: MeshTable) -> str | None:
-    """`getCommonMeshName` for the case the pass meets: one mesh symbol for every sharding
-    (none, an inline mesh, different meshes or a maximal one: nothing to do)."""
-    refs = {s.mesh_or_ref for s in shardings if s is not None}
-    if len(refs) != 1:
-        return None
-    ref = next(iter(refs))
-    if isinstance(ref, Mesh) or meshes.of_name(ref).is_maximal:
-        return None
-    return ref
+@dataclass(frozen=True, slots=True)
+class _MeshesOnly:
+    """What `getCommonMeshName` of `sdy-insert-explicit-reshards` reads of its pass object."""
+
+    meshes: MeshTable
+
+
+def _common_mesh_name(
+    ins: list[TensorSharding | None], outs: list[TensorSharding | None], meshes: MeshTable
+) -> str | None:
+    """`getCommonMeshName(..., ignoreDeviceIds=true)`, as `sdy-insert-explicit-reshards` has
+    it (none, different meshes or a maximal one: None)."""
+    return _FuncPass.common_mesh_name(cast(Any, _MeshesOnly(meshes)), ins, outs)
 
 
 def _replicate_permutation_factors(op: Op, rule: OpShardingRule, meshes: MeshTable) -> None:
     in_shardings = [get_sharding(v) for v in op.operands]
     out_shardings = [get_sharding(v) for v in op.results]
-    mesh_name = _common_mesh_name(in_shardings + out_shardings, meshes)
+    mesh_name = _common_mesh_name(in_shardings, out_shardings, meshes)
     if mesh_name is None:
         return
     mesh = meshes.of_name(mesh_name)
