@@ -157,3 +157,13 @@ def test_after_propagation_pipeline() -> None:
 @given(sharded_module())
 def test_random_signatures_match_reference(text: str) -> None:
     _check(text)
+
+
+def test_options_are_rejected_like_the_reference() -> None:
+    """The 0.10.2 build of this pass takes no options."""
+    from shardwise.passes import prepare_pass
+
+    with pytest.raises(ValueError, match="no such option"):
+        run_pass("module {}", PASS + "{bogus=1}")
+    with pytest.raises(ShardwiseError, match="unknown option"):
+        prepare_pass(PASS + "{bogus=1}")

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shardwise.errors import ShardwiseError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 from shardwise.passes import run_pass as run_ours
@@ -391,3 +392,13 @@ def test_index_vector_dim_0_fails_like_reference(name: str) -> None:
     assert message in str(ours.value)
     loc = ours.value.location
     assert ref.value.diagnostics[0].startswith(f'loc("-":{loc.line}:{loc.col})')
+
+
+def test_options_are_rejected_like_the_reference() -> None:
+    """The 0.10.2 build of this pass takes no options."""
+    from shardwise.passes import prepare_pass
+
+    with pytest.raises(ValueError, match="no such option"):
+        run_pass("module {}", PASS + "{bogus=1}")
+    with pytest.raises(ShardwiseError, match="unknown option"):
+        prepare_pass(PASS + "{bogus=1}")

@@ -214,6 +214,68 @@ func.func @other(%arg0: tensor<5xf32>) -> tensor<5xf32> {
         + "  return %d : tensor<7x7xf32>\n",
         "tensor<7x7xf32>",
     ),
+    "element-types/int-bool-bf16": MESH
+    + """func.func @main(%arg0: tensor<6x8xi32>, %arg1: tensor<6x8xi1>, %arg2: tensor<6x8xbf16>) -> (tensor<6x8xi32>, tensor<6x8xi1>, tensor<6x8xbf16>) {
+  %0 = sdy.all_slice [{"x"}, {}] %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x8xi32>
+  %1 = sdy.all_slice [{"x"}, {}] %arg1 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x8xi1>
+  %2 = sdy.all_slice [{"x"}, {}] %arg2 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x8xbf16>
+  %3 = stablehlo.not %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<6x8xi1>
+  %4 = stablehlo.select %3, %0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<6x8xi1>, tensor<6x8xi32>
+  %5 = sdy.all_gather [{"x"}, {}] %4 out_sharding=<@mesh, [{}, {}]> : tensor<6x8xi32>
+  %6 = sdy.all_gather [{"x"}, {}] %3 out_sharding=<@mesh, [{}, {}]> : tensor<6x8xi1>
+  %7 = sdy.all_gather [{"x"}, {}] %2 out_sharding=<@mesh, [{}, {}]> : tensor<6x8xbf16>
+  return %5, %6, %7 : tensor<6x8xi32>, tensor<6x8xi1>, tensor<6x8xbf16>
+}""",
+    "dot/int-mask": MESH
+    + """func.func @main(%arg0: tensor<8x6xi32>, %arg1: tensor<6x4xi32>) -> tensor<8x4xi32> {
+  %0 = sdy.all_slice [{}, {"x"}] %arg0 out_sharding=<@mesh, [{}, {"x"}]> : tensor<8x6xi32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : tensor<8x6xi32>
+  %2 = sdy.all_slice [{"x"}, {}] %arg1 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x4xi32>
+  %3 = stablehlo.dot_general %1, %2, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<8x6xi32>, tensor<6x4xi32>) -> tensor<8x4xi32>
+  %4 = sdy.all_reduce {"x"} %3 out_sharding=<@mesh, [{}, {}]> : tensor<8x4xi32>
+  return %4 : tensor<8x4xi32>
+}""",
+    "error/manual-computation-operand-cast": MESH
+    + """func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  %0 = sdy.all_slice [{"x"}, {}] %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x8xf32>
+  %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"y"} (%a: tensor<6x8xf32>) {
+    sdy.return %a : tensor<6x8xf32>
+  } : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  %2 = sdy.all_gather [{"x"}, {}] %1 out_sharding=<@mesh, [{}, {}]> : tensor<6x8xf32>
+  return %2 : tensor<6x8xf32>
+}""",
+    "error/while-not-supported": MESH
+    + """func.func @main(%arg0: tensor<6x8xf32>, %n: tensor<i32>) -> tensor<6x8xf32> {
+  %0 = sdy.all_slice [{"x"}, {}] %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x8xf32>
+  %1:2 = stablehlo.while(%it = %0, %i = %n) : tensor<6x8xf32>, tensor<i32> attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, <@mesh, []>]>}
+    cond {
+    %c = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %e = stablehlo.exponential %it {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<6x8xf32>
+    stablehlo.return %e, %i : tensor<6x8xf32>, tensor<i32>
+  }
+  %2 = sdy.all_gather [{"x"}, {}] %1#0 out_sharding=<@mesh, [{}, {}]> : tensor<6x8xf32>
+  return %2 : tensor<6x8xf32>
+}""",
+    "reshard-operand": MESH
+    + """func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  %0 = sdy.all_slice [{"x"}, {}] %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<6x8xf32>
+  %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<6x8xf32>
+  %2 = sdy.reshard %1 <@mesh, [{"x"}, {}]> : tensor<6x8xf32>
+  %3 = stablehlo.abs %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<6x8xf32>
+  %4 = sdy.all_gather [{"x"}, {}] %3 out_sharding=<@mesh, [{}, {}]> : tensor<6x8xf32>
+  return %4 : tensor<6x8xf32>
+}""",
+    "broadcast-and-reshape": MESH
+    + """func.func @main(%arg0: tensor<6xf32>) -> tensor<6x4xf32> {
+  %0 = sdy.all_slice [{"x"}] %arg0 out_sharding=<@mesh, [{"x"}]> : tensor<6xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<6xf32>) -> tensor<6x4xf32>
+  %2 = stablehlo.reshape %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}, {}]>]>} : (tensor<6x4xf32>) -> tensor<6x2x2xf32>
+  %3 = stablehlo.reshape %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<6x2x2xf32>) -> tensor<6x4xf32>
+  %4 = sdy.all_gather [{"x"}, {}] %3 out_sharding=<@mesh, [{}, {}]> : tensor<6x4xf32>
+  return %4 : tensor<6x4xf32>
+}""",
 }
 
 # The reference aborts on these (an SDY_CHECK): run it in a child process.
@@ -362,3 +424,13 @@ def _chain(draw) -> str:
 @given(_chain())
 def test_random_chains_match_reference(text: str) -> None:
     _check(text)
+
+
+def test_options_are_rejected_like_the_reference() -> None:
+    """The 0.10.2 build of this pass takes no options."""
+    from shardwise.passes import prepare_pass
+
+    with pytest.raises(ValueError, match="no such option"):
+        run_pass("module {}", PASS + "{bogus=1}")
+    with pytest.raises(ShardwiseError, match="unknown option"):
+        prepare_pass(PASS + "{bogus=1}")
