@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from shardwise.errors import VerifyError
-from shardwise.export.passes.canonicalize import Rewriter, canonicalize
+from shardwise.export.passes.canonicalize import Pattern, Rewriter, canonicalize
 from shardwise.ir import Module, Op, RawAttr, TensorType, Value
 from shardwise.rules.stablehlo_attrs import (
     parse_gather_dimension_numbers,
@@ -52,7 +52,10 @@ def explicit_gather_scatter_batching(module: Module) -> None:
 
 def explicit_gather_scatter_batching_func(func: Op) -> None:
     """Make implicit dim-0 batching of every gather/scatter in `func` explicit."""
-    patterns = {"stablehlo.gather": [_gather_pattern], "stablehlo.scatter": [_scatter_pattern]}
+    patterns: dict[str, list[Pattern]] = {
+        "stablehlo.gather": [_gather_pattern],
+        "stablehlo.scatter": [_scatter_pattern],
+    }
     canonicalize(cast(Module, _FuncScope(func)), patterns)
 
 

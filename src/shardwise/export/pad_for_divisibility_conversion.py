@@ -34,14 +34,13 @@ ZERO, ONE = "zero", "one"
 
 
 def padded_type(type: Type, sharding: TensorSharding | None, meshes: Mapping[str, object]) -> Type:
-    """`getDivisiblePaddedType`: each sharded dim rounded up to a multiple of its shard count."""
+    """`getPaddedType`: each sharded dim rounded up to a multiple of its shard count."""
     if not isinstance(type, TensorType) or sharding is None or sharding.is_fully_replicated:
         return type
-    mesh = sharding.mesh_or_ref
+    ref = sharding.mesh_or_ref
+    mesh = ref if isinstance(ref, Mesh) else meshes.get(ref)
     if not isinstance(mesh, Mesh):
-        mesh = meshes.get(str(mesh))
-        if not isinstance(mesh, Mesh):
-            return type
+        return type
     shape = []
     for size, dim in zip(type.shape, sharding.dim_shardings, strict=True):
         count = dim.sharded_size(mesh)

@@ -196,10 +196,20 @@ class ReverseRewriter:
         return True
 
     def _new(
-        self, like: Op, name: str, operands: list[Value], type: TensorType, sharding=None, **props
-    ):
-        attributes = {}
-        if sharding is not None:
+        self,
+        like: Op,
+        name: str,
+        operands: list[Value],
+        type: TensorType,
+        sharding: TensorSharding | None = None,
+        **props: object,
+    ) -> Op:
+        """A new op `name` at `like`'s location, its one result sharded `sharding` (a
+        reshard's own ``sharding``, else ``sdy.sharding``)."""
+        attributes: dict[str, object] = {}
+        if name == "sdy.reshard":
+            props["sharding"] = sharding
+        elif sharding is not None:
             attributes["sdy.sharding"] = TensorShardingPerValue((sharding,))
         return Op(
             name,
@@ -235,8 +245,6 @@ class ReverseRewriter:
         reshard = self._new(
             op, "sdy.reshard", [value], cast(TensorType, value.type), sharding=target
         )
-        reshard.properties = {"sharding": target}
-        reshard.attributes = {}
         block.insert_before(op, reshard)
         op.set_operand(0, reshard.results[0])
         op.attributes["sdy.sharding"] = TensorShardingPerValue((sharding,))
