@@ -238,8 +238,16 @@ def _reverse_or_slice(draw) -> str:
     t = f"tensor<{shape[0]}x{shape[1]}xf32>"
     args = f"%arg0: {t} {{sdy.sharding = #sdy.sharding<@mesh, [{dims}]>}}"
     attr = f"{{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{dims}]>]>}}"
-    kind = draw(st.sampled_from(["reverse", "slice"]))
-    if kind == "reverse":
+    kind = draw(st.sampled_from(["reverse", "slice", "pad"]))
+    if kind == "pad":
+        low, high = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+        result = f"tensor<{shape[0] + low + high}x{shape[1]}xf32>"
+        body = (
+            "  %c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+            f"  %r = stablehlo.pad %arg0, %c, low = [{low}, 0], high = [{high}, 0], "
+            f"interior = [0, 0] {attr} : ({t}, tensor<f32>) -> {result}\n"
+        )
+    elif kind == "reverse":
         rev = draw(st.sampled_from(["0", "1", "0, 1"]))
         body = f"  %r = stablehlo.reverse %arg0, dims = [{rev}] {attr} : {t}\n"
         result = t
