@@ -278,6 +278,80 @@ func.func @other(%arg0: tensor<5xf32>) -> tensor<5xf32> {
 }""",
 }
 
+
+def _through(body: str, result: str) -> str:
+    """`body` (defining %r from %s, a padded 7x8 slice) between the slice and an all_gather."""
+    return _func(
+        SLICE7
+        + body
+        + '\n  %g = sdy.all_gather [{"x"}, {}] %r out_sharding=<@mesh, [{}, {}]> : '
+        + result
+        + f"\n  return %g : {result}\n",
+        result,
+    )
+
+
+GENERIC = {
+    "custom_call": _through(
+        f"  %r = stablehlo.custom_call @foo(%s) {X0} : (tensor<7x8xf32>) -> tensor<7x8xf32>",
+        "tensor<7x8xf32>",
+    ),
+    "round": _through(
+        f"  %r = stablehlo.round_nearest_even %s {X0} : tensor<7x8xf32>", "tensor<7x8xf32>"
+    ),
+    "reduce_precision": _through(
+        f"  %r = stablehlo.reduce_precision %s, format = e5m10 {X0} : tensor<7x8xf32>",
+        "tensor<7x8xf32>",
+    ),
+    "dynamic_update_slice": _through(
+        f"""  %i = stablehlo.constant dense<0> : tensor<i32>
+  %u = stablehlo.constant dense<1.0> : tensor<2x8xf32>
+  %r = stablehlo.dynamic_update_slice %s, %u, %i, %i {X0} : (tensor<7x8xf32>, tensor<2x8xf32>, tensor<i32>, tensor<i32>) -> tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    "real_cbrt_logistic": _through(
+        f"""  %a = stablehlo.cbrt %s {X0} : tensor<7x8xf32>
+  %r = stablehlo.logistic %a {X0} : tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    "sign_floor_remainder": _through(
+        f"""  %a = stablehlo.sign %s {X0} : tensor<7x8xf32>
+  %b = stablehlo.floor %a {X0} : tensor<7x8xf32>
+  %r = stablehlo.remainder %b, %s {X0} : tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    "is_finite": _through(
+        f"""  %a = stablehlo.is_finite %s {X0} : (tensor<7x8xf32>) -> tensor<7x8xi1>
+  %r = stablehlo.select %a, %s, %s {X0} : tensor<7x8xi1>, tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    "atan2_log_sqrt": _through(
+        f"""  %a = stablehlo.atan2 %s, %s {X0} : tensor<7x8xf32>
+  %b = stablehlo.log %a {X0} : tensor<7x8xf32>
+  %c = stablehlo.sqrt %b {X0} : tensor<7x8xf32>
+  %d = stablehlo.subtract %c, %s {X0} : tensor<7x8xf32>
+  %e = stablehlo.divide %d, %s {X0} : tensor<7x8xf32>
+  %f = stablehlo.minimum %e, %s {X0} : tensor<7x8xf32>
+  %h = stablehlo.cosine %f {X0} : tensor<7x8xf32>
+  %j = stablehlo.sine %h {X0} : tensor<7x8xf32>
+  %k = stablehlo.tan %j {X0} : tensor<7x8xf32>
+  %l = stablehlo.exponential_minus_one %k {X0} : tensor<7x8xf32>
+  %m = stablehlo.log_plus_one %l {X0} : tensor<7x8xf32>
+  %n = stablehlo.ceil %m {X0} : tensor<7x8xf32>
+  %r = stablehlo.round_nearest_afz %n {X0} : tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    "convert": _through(
+        f"  %r = stablehlo.convert %s {X0} : (tensor<7x8xf32>) -> tensor<7x8xi32>",
+        "tensor<7x8xi32>",
+    ),
+    "bitcast": _through(
+        f"  %r = stablehlo.bitcast_convert %s {X0} : (tensor<7x8xf32>) -> tensor<7x8xi32>",
+        "tensor<7x8xi32>",
+    ),
+}
+CASES.update({f"generic/{name}": text for name, text in GENERIC.items()})
+
 # The reference aborts on these (an SDY_CHECK): run it in a child process.
 CRASHES = {
     "slice/needs-communication": _func(

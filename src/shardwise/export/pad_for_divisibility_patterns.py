@@ -6,8 +6,8 @@ result is the larger, per dim, of that and the result's own padded type):
 | ops | inferred result shape |
 | --- | --- |
 | elementwise (``add``, ``compare``, ...), ``select``/``clamp`` | the (middle) operand's |
-| ``transpose``, ``concatenate``, ``reduce``, ``sort``, ``reverse``, ``pad`` | from the operands |
-| ``convert``, ``reshape``, ``broadcast_in_dim``, ``iota``, ``dot_general``, ... | none: the padded type |
+| ``transpose``, ``concatenate``, ``reduce``, ``sort``, ``reverse``, ``pad``, ``dynamic_update_slice`` | from the operands |
+| ``convert``, ``reshape``, ``broadcast_in_dim``, ``iota``, ``dot_general``, ``custom_call`` | none: the padded type |
 
 Shardy leaves an op whose shapes no longer agree after padding to the verifier; here it raises
 `VerifyError`. A StableHLO op outside these tables that needs padding raises `UnsupportedError`.
@@ -46,7 +46,7 @@ _ELEMENTWISE = frozenset(
         "exponential_minus_one floor is_finite log log_plus_one logistic maximum minimum "
         "multiply negate not or popcnt power remainder round_nearest_afz round_nearest_even "
         "rsqrt shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract "
-        "tan tanh xor compare select clamp"
+        "tan tanh xor compare select clamp reduce_precision"
     ).split()
 )
 _SHAPE_OPERAND = {"stablehlo.select": 1, "stablehlo.clamp": 1}  # else operand 0
@@ -55,7 +55,9 @@ _INFERRED = frozenset(
 )
 _NOT_INFERRED = frozenset(
     "stablehlo." + n
-    for n in "convert bitcast_convert reshape broadcast_in_dim iota dot_general return".split()
+    for n in (
+        "convert bitcast_convert reshape broadcast_in_dim iota dot_general return custom_call"
+    ).split()
 )
 
 
@@ -92,6 +94,8 @@ def _inferred_shapes(op: Op, operands: list[Value]) -> list[tuple[int, ...]] | N
         return [_shape(operands[_SHAPE_OPERAND.get(name, 0)])]
     if name in ("stablehlo.sort", "stablehlo.reverse"):
         return [_shape(v) for v in operands]
+    if name == "stablehlo.dynamic_update_slice":
+        return [_shape(operands[0])]
     if name == "stablehlo.transpose":
         perm = parse_i64_array(op.properties["permutation"])
         return [tuple(_shape(operands[0])[p] for p in perm)]
@@ -113,7 +117,8 @@ def _inferred_shapes(op: Op, operands: list[Value]) -> list[tuple[int, ...]] | N
     raise UnsupportedError(
         f"sdy-pad-for-divisibility: '{name}' has a non-divisible sharding and is not supported "
         "here (supported: elementwise ops, transpose, concatenate, reduce, sort, reverse, "
-        "slice, pad, convert, reshape, broadcast_in_dim, iota, dot_general, sdy collectives)",
+        "slice, pad, dynamic_update_slice, convert, reshape, broadcast_in_dim, iota, "
+        "dot_general, custom_call, sdy.all_slice, sdy.all_gather)",
         op.location,
     )
 
@@ -165,6 +170,8 @@ def _check_shapes(op: Op) -> None:
         bad = _dot_shape(op) != outs[0]
     elif name == "stablehlo.pad":
         bad = _pad_shape(op, ins[0]) != outs[0]
+    elif name == "stablehlo.dynamic_update_slice":
+        bad = ins[0] != outs[0]
     if bad:
         raise VerifyError(
             f"'{name}' op: shapes disagree after padding for divisibility: operands "
