@@ -170,6 +170,32 @@ func.func @main(%arg0: tensor<8x8xcomplex<f32>> {sdy.sharding = #sdy.sharding<@m
   %0 = stablehlo.fft %arg0, type = FFT, length = [8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x8xcomplex<f32>>) -> tensor<8x8xcomplex<f32>>
   return %0 : tensor<8x8xcomplex<f32>>
 }""",
+    "reverse/two-funcs-one-mesh": MESH
+    + """func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %r = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x8xf32>
+  %c = call @f(%r) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+func.func private @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %r = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x8xf32>
+  %s = stablehlo.reverse %r, dims = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
+}""",
+    "reverse/replicated-axes-in-nested-region": MESH
+    + """func.func @main(%arg0: tensor<7x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], replicated={"y"}>}, %p: tensor<i1>) -> tensor<7x8xf32> {
+  %0 = "stablehlo.if"(%p) ({
+    %r = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], replicated={"y"}>]>} : tensor<7x8xf32>
+    stablehlo.return %r : tensor<7x8xf32>
+  }, {
+    stablehlo.return %arg0 : tensor<7x8xf32>
+  }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<i1>) -> tensor<7x8xf32>
+  return %0 : tensor<7x8xf32>
+}""",
+    "reverse/unreduced-axes": MESH
+    + """func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}) -> tensor<8x8xf32> {
+  %r = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={"y"}>]>} : tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}""",
 }
 
 ERRORS = {
@@ -187,6 +213,8 @@ def _ours(text: str, spec: str) -> str:
     return write_text(module)
 
 
+# Shardy warns too: `stablehlo.if` has no sharding rule.
+@pytest.mark.filterwarnings("ignore::shardwise.rules.registry.UnknownOpWarning")
 @pytest.mark.parametrize("spec", [PASS, NO_HALO], ids=["halo", "no-halo"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_resolve_permutation_factors_matches_reference(name: str, spec: str) -> None:
