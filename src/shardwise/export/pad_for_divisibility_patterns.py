@@ -1,0 +1,349 @@
+"""The patterns of `sdy-pad-for-divisibility`: how one illegal op is rewritten.
+
+Result types of the generic pattern, as StableHLO infers them from the padded operands (the
+result is the larger, per dim, of that and the result's own padded type):
+
+| ops | inferred result shape |
+| --- | --- |
+| elementwise (``add``, ``compare``, ...), ``select``/``clamp`` | the (middle) operand's |
+| ``transpose``, ``concatenate``, ``reduce``, ``sort``, ``reverse``, ``pad``, ``dynamic_update_slice`` | from the operands |
+| ``convert``, ``reshape``, ``broadcast_in_dim``, ``iota``, ``dot_general``, ``custom_call`` | none: the padded type |
+
+Shardy leaves an op whose shapes no longer agree after padding to the verifier; here it raises
+`VerifyError`. A StableHLO op outside these tables that needs padding raises `UnsupportedError`.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from shardwise.errors import UnsupportedError, VerifyError
+from shardwise.export.collective_attrs import parse_list_of_axis_ref_lists
+from shardwise.export.pad_for_divisibility_conversion import (
+    ZERO,
+    Conversion,
+    ensure_padding,
+    i64s,
+    padded_type,
+    padded_value,
+    trim,
+)
+from shardwise.ir import Op, TensorType, Type, Value, copy_attr
+from shardwise.rules.stablehlo_attrs import (
+    parse_dot_dimension_numbers,
+    parse_i64_array,
+    parse_int,
+)
+from shardwise.sdy.shardings import get_sharding
+from shardwise.sharding import TensorSharding
+
+__all__ = ["rewrite"]
+
+_ELEMENTWISE = frozenset(
+    "stablehlo." + n
+    for n in (
+        "abs add and atan2 cbrt ceil cosine count_leading_zeros divide exponential "
+        "exponential_minus_one floor is_finite log log_plus_one logistic maximum minimum "
+        "multiply negate not or popcnt power remainder round_nearest_afz round_nearest_even "
+        "rsqrt shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract "
+        "tan tanh xor compare select clamp reduce_precision"
+    ).split()
+)
+_SHAPE_OPERAND = {"stablehlo.select": 1, "stablehlo.clamp": 1}  # else operand 0
+_INFERRED = frozenset(
+    "stablehlo." + n for n in "transpose concatenate reduce sort reverse slice pad".split()
+)
+_NOT_INFERRED = frozenset(
+    "stablehlo." + n
+    for n in (
+        "convert bitcast_convert reshape broadcast_in_dim iota dot_general return custom_call"
+    ).split()
+)
+
+
+def rewrite(op: Op, conv: Conversion) -> None:
+    """Apply the pattern of the illegal `op` (its operands remapped first, as an adaptor)."""
+    conv.anchor = op
+    operands = [conv.operand(v) for v in op.operands]
+    if op.name == "stablehlo.slice":
+        _slice(op, operands, conv)
+    elif op.name == "stablehlo.dot_general":
+        _dot_general(op, operands, conv)
+    elif op.name == "sdy.all_slice":
+        _all_slice(op, operands, conv)
+    elif op.name == "sdy.all_gather":
+        _all_gather(op, operands, conv)
+    else:
+        _generic(op, operands, conv)
+
+
+# -- the generic pattern ------------------------------------------------------------------
+
+
+def _shape(value: Value) -> tuple[int, ...]:
+    return cast(TensorType, value.type).shape
+
+
+def _inferred_shapes(op: Op, operands: list[Value]) -> list[tuple[int, ...]] | None:
+    """The result shapes StableHLO infers from `operands`, or None if the op infers none."""
+    name = op.name
+    if name in _ELEMENTWISE:
+        shapes = {_shape(v) for v in operands if _shape(v) or name not in _SHAPE_OPERAND}
+        if len(shapes) > 1:
+            return None  # incompatible operands: inference fails
+        return [_shape(operands[_SHAPE_OPERAND.get(name, 0)])]
+    if name in ("stablehlo.sort", "stablehlo.reverse"):
+        return [_shape(v) for v in operands]
+    if name == "stablehlo.dynamic_update_slice":
+        return [_shape(operands[0])]
+    if name == "stablehlo.transpose":
+        perm = parse_i64_array(op.properties["permutation"])
+        return [tuple(_shape(operands[0])[p] for p in perm)]
+    if name == "stablehlo.concatenate":
+        dim = parse_int(op.properties["dimension"])
+        shape = list(_shape(operands[0]))
+        shape[dim] = sum(_shape(v)[dim] for v in operands)
+        return [tuple(shape)]
+    if name == "stablehlo.reduce":
+        dims = parse_i64_array(op.properties["dimensions"])
+        half = len(operands) // 2
+        return [tuple(s for d, s in enumerate(_shape(v)) if d not in dims) for v in operands[:half]]
+    if name == "stablehlo.slice":
+        return [_shape(r) for r in op.results]
+    if name == "stablehlo.pad":
+        return [_pad_shape(op, _shape(operands[0]))]
+    if name in _NOT_INFERRED:
+        return None
+    raise UnsupportedError(
+        f"sdy-pad-for-divisibility: '{name}' has a non-divisible sharding and is not supported "
+        "here (supported: elementwise ops, transpose, concatenate, reduce, sort, reverse, "
+        "slice, pad, dynamic_update_slice, convert, reshape, broadcast_in_dim, iota, "
+        "dot_general, custom_call, sdy.all_slice, sdy.all_gather)",
+        op.location,
+    )
+
+
+def _generic(op: Op, operands: list[Value], conv: Conversion) -> None:
+    """`padGenericOp`: the op over the new operands, results padded (see the table)."""
+    inferred = _inferred_shapes(op, operands)
+    types: list[Type] = []
+    for index, result in enumerate(op.results):
+        padded = conv.padded(result)
+        if inferred is None or not isinstance(padded, TensorType):
+            types.append(padded)
+            continue
+        shape = tuple(max(a, b) for a, b in zip(inferred[index], padded.shape, strict=True))
+        types.append(TensorType(shape, padded.element_type))
+    new = Op(
+        op.name,
+        operands,
+        types,
+        properties={k: copy_attr(v) for k, v in op.properties.items()},
+        attributes={k: copy_attr(v) for k, v in op.attributes.items()},
+        location=op.location,
+        loc_text=op.loc_text,
+        result_names=[r.name for r in op.results],
+    )
+    regions, op.regions = op.regions, []
+    for region in regions:
+        new.add_region(region)
+    conv.insert(new)
+    _check_shapes(new)
+    _check_legal(new, conv)
+    conv.replace(op, new.results)
+
+
+def _check_shapes(op: Op) -> None:
+    """What StableHLO's verifier would reject after padding (shapes that no longer agree)."""
+    name = op.name
+    ins = [_shape(v) for v in op.operands if isinstance(v.type, TensorType)]
+    outs = [_shape(v) for v in op.results if isinstance(v.type, TensorType)]
+    bad = False
+    if name in _ELEMENTWISE or name in ("stablehlo.convert", "stablehlo.bitcast_convert"):
+        bad = any(s != outs[0] for s in ins if s or name not in _SHAPE_OPERAND)
+    elif name == "stablehlo.reshape":
+        bad = _count(ins[0]) != _count(outs[0])
+    elif name == "stablehlo.broadcast_in_dim":
+        dims = parse_i64_array(op.properties["broadcast_dimensions"])
+        bad = any(s not in (1, outs[0][d]) for s, d in zip(ins[0], dims, strict=True))
+    elif name == "stablehlo.dot_general":
+        bad = _dot_shape(op) != outs[0]
+    elif name == "stablehlo.pad":
+        bad = _pad_shape(op, ins[0]) != outs[0]
+    elif name == "stablehlo.dynamic_update_slice":
+        bad = ins[0] != outs[0]
+    if bad:
+        raise VerifyError(
+            f"'{name}' op: shapes disagree after padding for divisibility: operands "
+            f"{', '.join(str(v.type) for v in op.operands)} -> {', '.join(map(str, outs))} "
+            "(the padded operands do not give the padded result; shard it divisibly)",
+            op.location,
+        )
+
+
+def _check_legal(op: Op, conv: Conversion) -> None:
+    """New ops are legalized too: one that is still not divisible would be rewritten again
+    and again; Shardy gives up (`failed to legalize`)."""
+    if not op.name.startswith("stablehlo."):
+        return
+    values = [*op.results, *op.operands]
+    if all(conv.is_legal_value(v) for v in values):
+        return
+    raise VerifyError(
+        f"failed to legalize operation '{op.name}' that was explicitly marked illegal (its "
+        f"padded result {', '.join(str(r.type) for r in op.results)} is still not divisible "
+        "by its sharding)",
+        op.location,
+    )
+
+
+def _pad_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, ...]:
+    low = parse_i64_array(op.properties["edge_padding_low"])
+    high = parse_i64_array(op.properties["edge_padding_high"])
+    interior = parse_i64_array(op.properties["interior_padding"])
+    return tuple(
+        s + lo + hi + max(0, s - 1) * i
+        for s, lo, hi, i in zip(shape, low, high, interior, strict=True)
+    )
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _dot_shape(op: Op) -> tuple[int, ...]:
+    nums = parse_dot_dimension_numbers(op.properties["dot_dimension_numbers"])
+    lhs, rhs = _shape(op.operands[0]), _shape(op.operands[1])
+    batch = [lhs[d] for d in nums.lhs_batching_dimensions]
+    lhs_free = [
+        s
+        for d, s in enumerate(lhs)
+        if d not in nums.lhs_batching_dimensions and d not in nums.lhs_contracting_dimensions
+    ]
+    rhs_free = [
+        s
+        for d, s in enumerate(rhs)
+        if d not in nums.rhs_batching_dimensions and d not in nums.rhs_contracting_dimensions
+    ]
+    return tuple(batch + lhs_free + rhs_free)
+
+
+# -- stablehlo ops with their own pattern -------------------------------------------------
+
+
+def _slice(op: Op, operands: list[Value], conv: Conversion) -> None:
+    """`StablehloSliceOpPattern`: widen the limits to the padded result."""
+    result = op.results[0]
+    sharding = get_sharding(result)
+    padded = conv.padded(result)
+    if padded == result.type:
+        _generic(op, operands, conv)
+        return
+    assert isinstance(padded, TensorType) and sharding is not None
+    starts = parse_i64_array(op.properties["start_indices"])
+    limits = parse_i64_array(op.properties["limit_indices"])
+    new_limits = [s + p for s, p in zip(starts, padded.shape, strict=True)]
+    operand_sharding = get_sharding(operands[0])
+    for dim, (new, old) in enumerate(zip(new_limits, limits, strict=True)):
+        if new != old and not _communication_free_slice_dim(op, dim, operand_sharding, conv):
+            raise VerifyError(
+                f"'stablehlo.slice' op: dim {dim} of a non-divisible slice cannot be padded "
+                "without communication (Shardy's check `isCommunicationFreeSliceDim` fails); "
+                "run sdy-resolve-permutation-factors first",
+                op.location,
+            )
+    new_value = conv.new_op(
+        "stablehlo.slice",
+        [operands[0]],
+        padded,
+        op,
+        sharding,
+        start_indices=i64s(starts),
+        limit_indices=i64s(new_limits),
+        strides=op.properties["strides"],
+    )
+    conv.replace(op, [new_value])
+
+
+def _communication_free_slice_dim(
+    op: Op, dim: int, sharding: TensorSharding | None, conv: Conversion
+) -> bool:
+    """`isCommunicationFreeSliceDim`: unsharded, or from 0 with stride 1 and the same number
+    of elements per shard before and after."""
+    if sharding is None:
+        return False  # Shardy dereferences a null sharding here
+    mesh = conv.mesh_of(cast(TensorSharding, get_sharding(op.results[0])))
+    assert mesh is not None
+    count = sharding.dim_shardings[dim].sharded_size(mesh)
+    if count <= 1:
+        return True
+    starts = parse_i64_array(op.properties["start_indices"])
+    strides = parse_i64_array(op.properties["strides"])
+    if starts[dim] != 0 or strides[dim] != 1:
+        return False
+    size_in, size_out = _shape(op.operands[0])[dim], _shape(op.results[0])[dim]
+    return -(-size_in // count) == -(-size_out // count)
+
+
+def _dot_general(op: Op, operands: list[Value], conv: Conversion) -> None:
+    """`StablehloDotGeneralOpPattern`: contracting dims padded with zeros, then generic."""
+    nums = parse_dot_dimension_numbers(op.properties["dot_dimension_numbers"])
+    lhs = ensure_padding(
+        conv, operands[0], cast(TensorType, op.operands[0].type), ZERO,
+        nums.lhs_contracting_dimensions,
+    )  # fmt: skip
+    rhs = ensure_padding(
+        conv, operands[1], cast(TensorType, op.operands[1].type), ZERO,
+        nums.rhs_contracting_dimensions,
+    )  # fmt: skip
+    _generic(op, [lhs, rhs], conv)
+
+
+# -- sdy collectives ----------------------------------------------------------------------
+
+
+def _collective(op: Op, operand: Value, type: Type, conv: Conversion) -> Value:
+    new = Op(
+        op.name,
+        [operand],
+        [type],
+        properties={k: copy_attr(v) for k, v in op.properties.items()},
+        attributes={k: copy_attr(v) for k, v in op.attributes.items()},
+        location=op.location,
+        loc_text=op.loc_text,
+    )
+    return conv.insert(new).results[0]
+
+
+def _all_slice(op: Op, operands: list[Value], conv: Conversion) -> None:
+    """`AllSliceOpPattern`: pad the input to its padded type under the out sharding (with
+    the padding it is known to have, else zeros) and slice that; the padding kind carries."""
+    source = operands[0]
+    out_sharding = cast(TensorSharding, op.properties["out_sharding"])
+    padded = padded_type(source.type, out_sharding, conv.meshes)
+    kind = conv.kinds.get(source)
+    if padded != source.type:
+        kind = kind or ZERO
+        source = padded_value(conv, cast(TensorType, padded), source, kind)
+    new = _collective(op, source, padded, conv)
+    if kind is not None:
+        conv.kinds[new] = kind
+    conv.replace(op, [new])
+
+
+def _all_gather(op: Op, operands: list[Value], conv: Conversion) -> None:
+    """`AllGatherOpPattern`: gather the padded input, slice the gathered dims back."""
+    source = operands[0]
+    padded = cast(TensorType, conv.padded(op.results[0]))
+    shape = tuple(max(a, b) for a, b in zip(_shape(source), padded.shape, strict=True))
+    new = _collective(op, source, TensorType(shape, padded.element_type), conv)
+    kind = conv.kinds.get(source)
+    if kind is not None:
+        conv.kinds[new] = kind
+    axes = parse_list_of_axis_ref_lists(op.properties["gathering_axes"])
+    dims = [d for d, a in enumerate(axes) if a]
+    sharding = cast(TensorSharding, op.properties["out_sharding"])
+    conv.replace(op, [trim(conv, new, op.results[0].type, dims, sharding, kind)])

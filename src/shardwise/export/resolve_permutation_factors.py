@@ -1,0 +1,116 @@
+"""`sdy-resolve-permutation-factors` (``transforms/export/resolve_permutation_factors.cc``).
+
+A dim mapped to a *permutation* factor (the sliced/padded/reversed/concatenated/windowed dim
+of ``slice``, ``pad``, ``reverse``, ``concatenate``, ``dynamic_slice``, ``reduce_window``,
+convolution windows, ...) cannot stay sharded without moving data between devices. The pass
+visits every StableHLO op with such a factor (post-order walk of the module) and either
+
+* (``enable-halo-exchange=true``, ``stablehlo.reverse``) implements the sharded reverse with a
+  halo exchange (`resolve_permutation_factors_reverse`), or
+* replicates the factor: its axes are removed from every tensor that has it, with
+  ``sdy.reshard`` ops before the op (operands) and after it (results), as
+  `sdy-insert-explicit-reshards` inserts them. A ``stablehlo.slice`` dim that is
+  communication-free (unsharded, or from 0 with stride 1 and the same shard count of
+  elements) is left alone.
+
+The jaxlib 0.10.2 build has only the ``enable-halo-exchange`` option (default true).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from shardwise.errors import VerifyError
+from shardwise.export.explicit_reshards.insert_explicit_reshards import _FuncPass
+from shardwise.export.explicit_reshards.process_op import OpContext, insert_explicit_reshards
+from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable
+from shardwise.export.resolve_permutation_factors_reverse import ReverseRewriter
+from shardwise.ir import Module, Op, SymbolTable
+from shardwise.mesh import Mesh
+from shardwise.passes import sdy_pass
+from shardwise.propagation.projection import ShardingProjection, UpdateTensorShardings
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
+from shardwise.rules.stablehlo_attrs import parse_i64_array
+from shardwise.sdy.shardings import get_sharding
+from shardwise.sharding import TensorSharding
+
+__all__ = ["resolve_permutation_factors"]
+
+
+@sdy_pass("sdy-resolve-permutation-factors")
+def resolve_permutation_factors(module: Module, enable_halo_exchange: bool = True) -> None:
+    """Resolve the sharded permutation factors of every StableHLO op of `module`."""
+    meshes = MeshTable(module.meshes())
+    reverse = ReverseRewriter(module, SymbolTable(module)) if enable_halo_exchange else None
+    for op in list(module.op.walk_post_order()):
+        if op is module.op or op.is_terminator or not op.name.startswith("stablehlo."):
+            continue
+        rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+        if rule is None or rule.is_custom_rule or not rule.permutation_factors:
+            continue
+        if reverse is not None and op.name == "stablehlo.reverse" and reverse.rewrite(op):
+            continue
+        _replicate_permutation_factors(op, rule, meshes)
+
+
+@dataclass(frozen=True, slots=True)
+class _MeshesOnly:
+    """What `getCommonMeshName` of `sdy-insert-explicit-reshards` reads of its pass object."""
+
+    meshes: MeshTable
+
+
+def _common_mesh_name(
+    ins: list[TensorSharding | None], outs: list[TensorSharding | None], meshes: MeshTable
+) -> str | None:
+    """`getCommonMeshName(..., ignoreDeviceIds=true)`, as `sdy-insert-explicit-reshards` has
+    it (none, different meshes or a maximal one: None)."""
+    return _FuncPass.common_mesh_name(cast(Any, _MeshesOnly(meshes)), ins, outs)
+
+
+def _replicate_permutation_factors(op: Op, rule: OpShardingRule, meshes: MeshTable) -> None:
+    in_shardings = [get_sharding(v) for v in op.operands]
+    out_shardings = [get_sharding(v) for v in op.results]
+    mesh_name = _common_mesh_name(in_shardings, out_shardings, meshes)
+    if mesh_name is None:
+        return
+    mesh = meshes.of_name(mesh_name)
+    projection = ShardingProjection.build(
+        in_shardings, out_shardings, rule, mesh, closed_if_missing=True
+    )
+    update = UpdateTensorShardings.none(len(op.operands), len(op.results))
+    for factor in rule.permutation_factors:
+        if op.name == "stablehlo.slice":
+            if in_shardings[0] != out_shardings[0]:
+                raise VerifyError(
+                    "'stablehlo.slice' op: operand and result shardings differ (Shardy's "
+                    "check `inShardings[0] == outShardings[0]` fails); run "
+                    "sdy-insert-explicit-reshards first",
+                    op.location,
+                )
+            if _communication_free_slice_dim(op, factor, in_shardings[0], mesh):
+                continue
+        update |= projection.update_sharding(factor, (), ())
+    if any(update.operands) or any(update.results):
+        ctx = OpContext(op, rule, mesh_name, mesh, in_shardings, out_shardings, Builder(), meshes)
+        insert_explicit_reshards(ctx, projection, update, in_shardings)
+
+
+def _communication_free_slice_dim(
+    op: Op, dim: int, sharding: TensorSharding | None, mesh: Mesh
+) -> bool:
+    """`isCommunicationFreeSliceDim`: unsharded, or from 0 with stride 1 and as many elements
+    per shard before as after (the slice only trims padding-like tail elements)."""
+    assert sharding is not None
+    count = sharding.dim_shardings[dim].sharded_size(mesh)
+    if count <= 1:
+        return True
+    starts = parse_i64_array(op.properties["start_indices"])
+    strides = parse_i64_array(op.properties["strides"])
+    if starts[dim] != 0 or strides[dim] != 1:
+        return False
+    size_in = op.operands[0].type.shape[dim]  # type: ignore[union-attr]
+    size_out = op.results[0].type.shape[dim]  # type: ignore[union-attr]
+    return -(-size_in // count) == -(-size_out // count)
