@@ -196,45 +196,37 @@ def to_named_sharding(sharding: TensorSharding, jax_mesh: Any) -> Any:
 def from_jax(
     fn: Any,
     *example_args: Any,
-    mesh: Any,
-    in_shardings: Sequence[Any] | None = None,
+    mesh: Any = None,
+    in_shardings: Any = None,
     out_shardings: Any = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    example_kwargs: dict[str, Any] | None = None,
     platform: str = "cpu",
 ) -> ShardedModule:
-    """Lower `fn` with JAX (no execution, no devices) and load the result.
+    """Lower `fn` as `jax.jit` would (no execution, no devices) and load the result.
 
-    `mesh` is a `jax.sharding.Mesh`, an `AbstractMesh`, or a dict ``{"data": 2, "model": 4}``;
-    shardings are `PartitionSpec`s (or None); example args are arrays or
-    `jax.ShapeDtypeStruct`s.
+    Takes what `jax.jit` takes: example args are pytrees of arrays or `jax.ShapeDtypeStruct`s
+    (with or without `.sharding`); `in_shardings` / `out_shardings` are pytrees (or prefixes)
+    of `NamedSharding`, `PartitionSpec` or None; `mesh` is a `jax.sharding.Mesh`, an
+    `AbstractMesh`, a dict ``{"data": 2, "model": 4}``, or None when NamedShardings carry it.
+    A spec that does not fit its array raises `InputError` naming the array by its pytree path.
     """
-    import jax
-    from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
-
-    if isinstance(mesh, dict):
-        mesh = AbstractMesh(
-            tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
-        )
-    abstract = getattr(mesh, "abstract_mesh", mesh)
-
-    def named(spec: Any) -> Any:
-        return NamedSharding(abstract, spec if spec is not None else PartitionSpec())
-
-    specs = list(in_shardings) if in_shardings is not None else [None] * len(example_args)
-    args = [
-        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=named(s))
-        for a, s in zip(example_args, specs, strict=True)
-    ]
-    jit_kwargs: dict[str, Any] = {}
-    if out_shardings is not None:
-        jit_kwargs["out_shardings"] = (
-            tuple(named(s) for s in out_shardings)
-            if isinstance(out_shardings, (list, tuple))
-            else named(out_shardings)
-        )
-    traced = jax.jit(fn, **jit_kwargs).trace(*args)
-    text = traced.lower(lowering_platforms=(platform,)).as_text()
+    from shardwise.io.jax_inputs import LoweringInputs, lower_to_text
     from shardwise.io.mlir import load_text
 
+    inputs = LoweringInputs(
+        fn,
+        tuple(example_args),
+        dict(example_kwargs or {}),
+        mesh,
+        in_shardings,
+        out_shardings,
+        static_argnums,
+        static_argnames,
+        platform,
+    )
+    text = lower_to_text(inputs)
     return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"))
 
 

@@ -22,10 +22,11 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from shardwise.explain.provenance import func_result_of_key
-from shardwise.explain.run import all_keys, explain_module, key_name, key_type
+from shardwise.explain.run import all_keys, explain_module, key_name, key_type, mlir_name
 from shardwise.explain.text import format_explanation, where
 from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.mesh import Mesh
+from shardwise.names import op_source
 from shardwise.propagation.sharding_access import get_sharding
 from shardwise.sharding import TensorSharding
 
@@ -190,7 +191,7 @@ def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
         _time(kind, base, n, nbytes, link),
         op.name,
         str(op.location),
-        op.loc_text or "",
+        str(op_source(op)),
         where(cause),
     )
 
@@ -228,6 +229,7 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
         report.values.append(
             {
                 "name": key_name(module, key),
+                "mlir_name": mlir_name(module, key),
                 "type": str(type_) if type_ is not None else "",
                 "sharding": str(exp.sharding) if exp.sharding is not None else None,
                 "bytes_per_device": local_bytes(type_, exp.sharding, mesh),

@@ -7,7 +7,7 @@ import os
 import sys
 
 from shardwise.explain.provenance import Explanation, Origin
-from shardwise.explain.run import Explained, key_name, key_type
+from shardwise.explain.run import Explained, key_name, key_type, mlir_name
 from shardwise.ir import Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
@@ -28,10 +28,11 @@ def wants_rich(plain: bool, stream=None) -> bool:
 def where(op: Op | None) -> str:
     if op is None:
         return ""
+    from shardwise.names import op_source
+
     text = f"{op.name} at {op.location}"
-    if op.loc_text:
-        text += f" {op.loc_text}"
-    return text
+    source = str(op_source(op))  # the JAX primitive and Python line, never raw loc(...)
+    return f"{text} ({source})" if source else text
 
 
 def origin_line(ex: Explained, origin: Origin) -> str:
@@ -52,7 +53,9 @@ def value_where(key) -> str:
 
 
 def format_explanation(ex: Explained, exp: Explanation) -> str:
-    lines = [f"{exp.name}{value_where(exp.key)}"]
+    mlir = mlir_name(ex.module, exp.key)
+    header = exp.name if mlir == exp.name else f"{exp.name} ({mlir})"
+    lines = [f"{header}{value_where(exp.key)}"]
     type_ = key_type(ex.module, exp.key)
     if type_ is not None:
         lines[0] += f" : {type_}"
