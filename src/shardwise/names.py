@@ -141,7 +141,8 @@ class _LocParser:
             return _Node("fused", children=tuple(parts))
         if self.pos < len(self.text) and self.text[self.pos] == '"':
             return self._quoted()
-        self._skip_to(")")  # unknown, an unresolved alias, or a form we do not read
+        if not self.take("unknown"):
+            self._skip_to(",)]")  # an unresolved alias, or a form we do not read
         return _Node("unknown")
 
     def _quoted(self) -> _Node:
@@ -160,21 +161,21 @@ class _LocParser:
             return _Node("name", text, children=(child,))
         return _Node("name", text)
 
-    def _skip_to(self, closer: str) -> None:
+    def _skip_to(self, closers: str) -> None:
+        """Move to the first of `closers` outside brackets and strings (past it if ``>``)."""
         depth = 0
         while self.pos < len(self.text):
             c = self.text[self.pos]
-            if c in "([<" and not (c == "<" and closer != ">"):
-                depth += 1
-            elif c in ")]>" and depth > 0:
-                depth -= 1
-            elif c == closer and depth == 0:
-                if closer == ">":
-                    self.pos += 1
-                return
-            elif c == '"':
+            if c == '"':
                 self.string()
                 continue
+            if depth == 0 and c in closers:
+                self.pos += c == ">"
+                return
+            if c in "([<":
+                depth += 1
+            elif c in ")]>":
+                depth -= 1
             self.pos += 1
 
 
