@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shardwise.axis import AxisRef
@@ -43,6 +43,10 @@ class ShardedModule:
     """A loaded StableHLO + sdy module and the operations users want on it."""
 
     ir: IRModule
+    source: str | None = field(default=None, repr=False, compare=False)  # as loaded
+    propagated: bool = field(default=False, repr=False, compare=False)
+    # (the text explained, its propagation with provenance): explain() replays it once
+    _explained_cache: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
     # -- propagation ------------------------------------------------------------------------
 
@@ -62,7 +66,56 @@ class ShardedModule:
             )
             spec = f"{pass_}{{{rendered}}}"
         run_pass(self.ir, spec)
+        self.propagated = True
         return self
+
+    # -- explanations -----------------------------------------------------------------------
+
+    def explain(self, name: str) -> Any:
+        """Why the value `name` is sharded as it is, after the whole propagation pipeline.
+
+        `name` is what the user knows (``params['w1']``, ``x``, ``result['out']``, a Python
+        line ``model.py:12``) or an MLIR name (``main:arg0``, ``main:result0``, ``%3``).
+        Returns an `ExplanationView` (``str()``, ``_repr_html_()``, ``to_json()``).
+        """
+        from shardwise.explain.run import find_keys
+        from shardwise.explain.views import ExplanationView
+
+        explained = self._explained()
+        keys = find_keys(explained.module, name, None)
+        return ExplanationView(explained, [explained.explain(k) for k in keys])
+
+    def report(self, link: Any = None) -> Any:
+        """What the sharding costs: collectives, bytes and time per mesh axis, per value.
+
+        Returns a `ReportView` (``str()``, ``_repr_html_()``, ``to_json()``, ``html()``).
+        """
+        from shardwise.explain.report import build_report
+        from shardwise.explain.views import ReportView
+
+        name = self.ir.op.location.file
+        return ReportView(build_report(self._unpropagated_text(), name, link), name)
+
+    def _explained(self) -> Any:
+        from shardwise.explain.run import explain_module
+        from shardwise.io.mlir import load_text
+
+        text = self._unpropagated_text()
+        if self._explained_cache is None or self._explained_cache[0] is not text:
+            module = load_text(text, self.ir.op.location.file)
+            self._explained_cache = (text, explain_module(module))
+        return self._explained_cache[1]
+
+    def _unpropagated_text(self) -> str:
+        """The module before propagation: explanations replay the pipeline from there."""
+        if not self.propagated:
+            return self.text
+        if self.source is None:
+            raise ShardwiseError(
+                "this module was propagated and shardwise does not have its text from before; "
+                "load it with shardwise.load / from_jax, or call explain() before propagate()"
+            )
+        return self.source
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -132,11 +185,12 @@ class ShardedModule:
 
 def load(path_or_text: str | os.PathLike[str]) -> ShardedModule:
     """Load MLIR from a file path or from text (anything containing a newline or '{')."""
-    from shardwise.io.mlir import load_file, load_text
+    from shardwise.io.mlir import load_text, read_text_file
 
     if isinstance(path_or_text, str) and ("\n" in path_or_text or "{" in path_or_text):
-        return ShardedModule(load_text(path_or_text))
-    return ShardedModule(load_file(path_or_text))
+        return ShardedModule(load_text(path_or_text), source=path_or_text)
+    text = read_text_file(path_or_text)
+    return ShardedModule(load_text(text, str(path_or_text)), source=text)
 
 
 # -- JAX bridges --------------------------------------------------------------------------------
@@ -227,7 +281,7 @@ def from_jax(
         platform,
     )
     text = lower_to_text(inputs)
-    return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"))
+    return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"), source=text)
 
 
 # -- DTensor-style placements -------------------------------------------------------------------
