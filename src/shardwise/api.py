@@ -101,7 +101,7 @@ class ShardedModule:
         from shardwise.io.mlir import load_text
 
         text = self._unpropagated_text()
-        if self._explained_cache is None or self._explained_cache[0] is not text:
+        if self._explained_cache is None or self._explained_cache[0] != text:
             module = load_text(text, self.ir.op.location.file)
             self._explained_cache = (text, explain_module(module))
         return self._explained_cache[1]
@@ -150,15 +150,26 @@ class ShardedModule:
         return func
 
     def sharding_of(self, value: Value | str) -> TensorSharding | None:
-        """The sharding of a value (None = no sharding, i.e. fully open/replicated)."""
+        """The sharding of a value (None = no sharding, i.e. fully open/replicated); by name:
+        the user's (``params['w1']``, ``result['out']``) or MLIR's (``main:arg0``, ``%3``)."""
         from shardwise.propagation.sharding_access import get_func_result_sharding, get_sharding
 
+        if isinstance(value, str):
+            value = self._user_key(value) or value
         if isinstance(value, str):
             func_name, sep, rest = value.partition(":")
             if sep and rest.startswith("result"):
                 return get_func_result_sharding(self._func(func_name), int(rest[6:]))
             value = self.value(value)
         return get_sharding(value)
+
+    def _user_key(self, name: str) -> Value | str | None:
+        """The one value (or ``main:resultN``) the user's name ``params['w1']`` names."""
+        from shardwise.explain.run import all_keys
+        from shardwise.names import find_by_user_name
+
+        found = find_by_user_name(self.ir, name, all_keys(self.ir))
+        return found[0] if len(found) == 1 else None
 
     def ops(self) -> Iterator[Op]:
         return self.ir.walk()
