@@ -66,10 +66,10 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
         lines.append(f"  propagation left (before the export steps): {exp.propagated}")
     if not exp.chains:
         lines.append("  no axis shards this tensor")
+    from shardwise.explain.chains import chain_lines, path_text  # chains builds on this module
+
     for axis, chain in exp.chains.items():
-        lines.append(f"  axis {axis}:")
-        for depth, origin in enumerate(chain):
-            lines.append("    " + "  " * depth + "<- " + origin_line(ex, origin))
+        lines.extend(chain_lines(ex, exp.key, axis, chain))
     for b in exp.blocked:
         other = key_name(ex.module, b.other)
         if not b.path:
@@ -80,7 +80,7 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
             f"  axis {b.axis} (on {other}, {len(b.path)} ops away) stops at {where(b.op)}, "
             f"before {before}: {b.reason}"
         )
-        lines.append("    path: " + " -> ".join(key_name(ex.module, k) for k in (b.other, *b.path)))
+        lines.append("    path: " + path_text([key_name(ex.module, k) for k in (b.other, *b.path)]))
     return "\n".join(lines)
 
 

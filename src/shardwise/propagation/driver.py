@@ -631,22 +631,24 @@ class PropagationDriver(SettledOpSkip):
         mesh = self.meshes[mesh_name]
         if mesh.is_maximal:
             return False
-        if self.observer is None:
-            new_operands, new_results = self.step(
-                self.strategy,
-                rule,
-                tuple(operands.shardings),
-                tuple(results.shardings),
-                mesh_name,
-                mesh,
-                directions,
-                conservative,
-                is_elementwise(op),
-            )
-        else:
-            new_operands, new_results = self._observed_step(
-                op, operands, results, rule, mesh_name, mesh, directions, conservative
-            )
+        new_operands, new_results = self.step(
+            self.strategy,
+            rule,
+            tuple(operands.shardings),
+            tuple(results.shardings),
+            mesh_name,
+            mesh,
+            directions,
+            conservative,
+            is_elementwise(op),
+        )
+        if self.observer is not None:
+            if any(new_operands) or any(new_results):  # the observer sees the steps that write
+                new_operands, new_results = self._observed_step(
+                    op, operands, results, rule, mesh_name, mesh, directions, conservative
+                )
+            else:  # and the rule of every step, for its reasons
+                self._note_step(op, operands, results, rule, directions, mesh_name)
         if not any(new_operands) and not any(new_results):  # the step changed no tensor
             return False
         changed = False
@@ -677,6 +679,11 @@ class PropagationDriver(SettledOpSkip):
         )
         self.observer_projection = projection
         return new_tensor_shardings(projection, updates, rule, mesh_name, mesh)
+
+    def _note_step(self, op, operands, results, rule, directions, mesh_name) -> None:
+        step_info = getattr(self.observer, "step_info", None)
+        if step_info is not None:
+            step_info(self, op, operands.values, results.values, rule, directions, mesh_name)
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
         old = side.shardings[i]
