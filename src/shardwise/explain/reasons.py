@@ -67,6 +67,17 @@ def _final(obs: ProvenanceObserver, module: Module, key: Key) -> TensorSharding 
 
 
 def _blocked_at(obs, module, step: _Step, key: Key, have: set[str]) -> list[Blocked]:
+    """The axes the other tensors of `step` have on a factor and `key` lacks, with reasons
+    (once per step, tensor and axes: the searches of other tensors ask again)."""
+    memo = _final_axes(obs, module).blocked_at
+    memo_key = (id(step), key, frozenset(have))
+    found = memo.get(memo_key)
+    if found is None:
+        found = memo[memo_key] = tuple(_blocked_at_uncached(obs, module, step, key, have))
+    return list(found)
+
+
+def _blocked_at_uncached(obs, module, step: _Step, key: Key, have: set[str]) -> list[Blocked]:
     if key not in step.keys:
         return []
     shardings, proj = _final_axes(obs, module).projection(step)
@@ -330,6 +341,7 @@ class _FinalAxes:
         self._of: dict[Key, tuple[str, ...]] = {}
         self._universe: frozenset[str] | None = None
         self._projections: dict[int, tuple[list, ShardingProjection | None]] = {}
+        self.blocked_at: dict[tuple, tuple[Blocked, ...]] = {}  # see `_blocked_at`
 
     def of(self, key: Key) -> tuple[str, ...]:
         found = self._of.get(key)
