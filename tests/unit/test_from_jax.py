@@ -344,3 +344,20 @@ def test_function_errors_keep_jax_message_without_its_traceback():
     error = _error(broken, X)
     assert "jax.jit could not trace and lower the function" in error.message
     assert "dot_general" in error.message
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "expected"),
+    [
+        ((X,), {"static_argnums": 5}, "static_argnums=(5,), but only accepts 2"),
+        ((X, [1, 2]), {"static_argnums": 1}, "Non-hashable static arguments"),
+    ],
+    ids=["static-argnum-out-of-range", "unhashable-static-argument"],
+)
+def test_bad_static_arguments_keep_jax_message(args, kwargs, expected):
+    def fn(a, b=None):
+        return a
+
+    error = _error(fn, *args, **kwargs)
+    assert error.message.startswith("jax.jit could not trace and lower the function: ")
+    assert expected in error.message

@@ -48,14 +48,14 @@ def lower_to_text(inputs: LoweringInputs) -> str:
     checker = _Checker(inputs)
     args, kwargs = checker.abstract_args()
     out_shardings = checker.out_shardings()
-    jitted = jax.jit(
-        inputs.fn,
-        static_argnums=inputs.static_argnums,
-        static_argnames=inputs.static_argnames,
-        **({} if out_shardings is None else {"out_shardings": out_shardings}),
-    )
     failure = None
     try:
+        jitted = jax.jit(
+            inputs.fn,
+            static_argnums=inputs.static_argnums,
+            static_argnames=inputs.static_argnames,
+            **({} if out_shardings is None else {"out_shardings": out_shardings}),
+        )
         lowered = jitted.trace(*args, **kwargs).lower(lowering_platforms=(inputs.platform,))
     except (ValueError, TypeError) as e:
         failure = _first_line(e)
