@@ -361,3 +361,19 @@ def test_bad_static_arguments_keep_jax_message(args, kwargs, expected):
     error = _error(fn, *args, **kwargs)
     assert error.message.startswith("jax.jit could not trace and lower the function: ")
     assert expected in error.message
+
+
+def test_negative_static_argnums_count_from_the_last_argument_given():
+    def fn(a, k, b=None):
+        return a * k
+
+    common = {"in_shardings": (P("data"),), "mesh": {"data": 2}}
+    by_sign = shardwise.from_jax(fn, X, 2.0, static_argnums=-1, **common)
+    by_index = shardwise.from_jax(fn, X, 2.0, static_argnums=1, **common)
+    assert signature(by_sign) == signature(by_index)
+    assert signature(by_sign)[0] == 'loc("a") #sdy.sharding<@mesh, [{"data"}, {}]>'
+
+
+def test_a_spec_tree_where_the_argument_is_an_array():
+    error = _error(lambda a: a, X, in_shardings=({"w": P()},), mesh={"data": 2})
+    assert "in_shardings has a dict at a where the argument is an array" in error.message

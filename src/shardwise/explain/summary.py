@@ -40,7 +40,8 @@ def entry_func(module: Module) -> Op | None:
         if module.symbol_name(func) == "main":
             return func
     public = [f for f in funcs if str(f.get_attr("sym_visibility") or "") != '"private"']
-    return (public or funcs or [None])[0]
+    candidates = public or funcs
+    return candidates[0] if candidates else None
 
 
 def peak_memory_bytes(module: Module, bytes_of: Callable[[Value], int]) -> int:

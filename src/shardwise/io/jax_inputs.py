@@ -290,6 +290,7 @@ class _Checker:
                 )
 
     def axis_sizes(self) -> dict[str, int]:
+        assert self.mesh is not None  # a spec became a NamedSharding only with a mesh
         return dict(zip(self.mesh.axis_names, self.mesh.axis_sizes, strict=True))
 
     def _entry_axes(
@@ -412,8 +413,8 @@ def _children(node: Any) -> list[tuple[Any, Any]] | None:
     """The (key, child) pairs one level down a pytree node; None for a leaf."""
     import jax
 
-    flat, treedef = jax.tree_util.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)
-    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+    flat, _ = jax.tree_util.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)
+    if len(flat) == 1 and flat[0][0] == () and flat[0][1] is node:  # a leaf flattens to itself
         return None
     return [(path[0], child) for path, child in flat]
 
@@ -452,13 +453,13 @@ def _arg_names(fn: Callable[..., Any], count: int) -> list[str]:
 
 
 def _static_positions(inputs: LoweringInputs) -> set[int]:
+    """The static positional arguments (jax counts negative numbers from the last one given)."""
     nums = inputs.static_argnums
     count = len(inputs.args)
-    out = {nums} if isinstance(nums, int) else set(nums)
-    out = {i + count if i < 0 else i for i in out}
-    names = inputs.static_argnames
-    names = {names} if isinstance(names, str) else set(names)
     params = _positional_params(inputs.fn)
+    out = {i + count if i < 0 else i for i in ((nums,) if isinstance(nums, int) else nums)}
+    raw = inputs.static_argnames
+    names = {raw} if isinstance(raw, str) else set(raw)
     out.update(i for i, p in enumerate(params) if p in names and i < count)
     return out
 
