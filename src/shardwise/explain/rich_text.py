@@ -11,10 +11,11 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from shardwise.explain.chains import chain_lines, path_text
 from shardwise.explain.provenance import Explanation
 from shardwise.explain.report import Report
 from shardwise.explain.run import Explained, key_name, key_type
-from shardwise.explain.text import origin_line, value_where, where
+from shardwise.explain.text import value_where, where
 
 __all__ = ["render_explanation", "render_report"]
 
@@ -64,9 +65,10 @@ def _chains(ex: Explained, exp: Explanation) -> Tree | Text:
         return Text("no axis shards this tensor", style="dim")
     tree = Tree(Text("axes and where they came from", style="bold"))
     for axis, chain in exp.chains.items():
-        node = tree.add(Text(f"axis {axis}", style="bold green"))
-        for origin in chain:
-            node = node.add(Text("<- " + origin_line(ex, origin)))
+        header, *hops = (line.strip() for line in chain_lines(ex, exp.key, axis, chain))
+        node = tree.add(Text(header.rstrip(":"), style="bold green"))
+        for hop in hops:
+            node.add(Text(hop, style="dim" if hop.startswith("<- ...") else ""))
     return tree
 
 
@@ -79,11 +81,8 @@ def _stopped(ex: Explained, exp: Explanation) -> Table | None:
     for b in exp.blocked:
         on = key_name(ex.module, b.other)
         if b.path:
-            on += (
-                f"\n({len(b.path)} ops away: "
-                + " -> ".join(key_name(ex.module, k) for k in (b.other, *b.path))
-                + ")"
-            )
+            names = [key_name(ex.module, k) for k in (b.other, *b.path)]
+            on += f"\n({len(b.path)} ops away: {path_text(names)})"
         reason = Text()
         reason.append(b.kind or "reason", style=f"bold {_KIND_STYLE.get(b.kind, 'white')}")
         reason.append(": " + b.reason)
