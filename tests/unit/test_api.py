@@ -98,6 +98,7 @@ def test_tutorial_runs_and_prints_the_documented_results(capsys, monkeypatch):
         "stablehlo.reduce at model.mlir:19:26 (reduce_sum in model (tutorial.py:34))",
         "axis model: 2 collectives, 4096 B/device",
         "axis data: 1 collectives, 4 B/device",
+        "~7.01e-05 s communication, 4100 B/device sent, peak memory 73728 B/device",
         "html report written: True",
         "without a rule: None",
         'with a rule: #sdy.sharding<@mesh, [{"data", ?}, {"model", ?}]>',

@@ -12,6 +12,7 @@ from shardwise.explain.html import render_html
 from shardwise.explain.progress import Progress
 from shardwise.explain.report import LinkModel, build_report
 from shardwise.explain.text import wants_rich
+from shardwise.explain.views import summary_line
 from shardwise.io.mlir import read_text_file, write_text_file
 
 __all__ = ["build_parser", "run"]
@@ -79,4 +80,5 @@ def run(args: argparse.Namespace) -> int:
             )
         for axis, t in report.totals.items():
             print(f"axis {axis}: {t['count']} collectives, {t['bytes_per_device']} B/device")
+        print(summary_line(report.summary))
     return 0

@@ -15,7 +15,7 @@ from shardwise.explain.report import Report
 from shardwise.explain.run import Explained, key_name, key_type, mlir_name
 from shardwise.explain.text import format_explanation, origin_line, where
 
-__all__ = ["ExplanationView", "ReportView", "explanation_json"]
+__all__ = ["ExplanationView", "ReportView", "explanation_json", "format_report", "summary_line"]
 
 _STYLE = "font-family:ui-monospace,monospace;font-size:12px;border-collapse:collapse;margin:4px 0"
 
@@ -137,8 +137,10 @@ class ReportView:
             f"<td>{int(t['bytes_per_device'])}</td><td>{t['time_s']:.3g}</td></tr>"
             for axis, t in self.report.totals.items()
         )
+        summary = summary_line(self.report.summary) if self.report.summary else ""
         return (
-            f"<div class='shardwise-report'><b>{len(self.report.collectives)} collectives</b>"
+            f"<div class='shardwise-report'><p>{e(summary)}</p>"
+            f"<b>{len(self.report.collectives)} collectives</b>"
             f"<table style='{_STYLE}'><tr>{head}</tr>{rows}</table>"
             f"<b>per mesh axis</b><table style='{_STYLE}'><tr><th>axis</th><th>count</th>"
             f"<th>bytes/device</th><th>time (s)</th></tr>{totals}</table></div>"
@@ -155,4 +157,14 @@ def format_report(report: Report) -> str:
         )
     for axis, t in report.totals.items():
         lines.append(f"axis {axis}: {t['count']} collectives, {t['bytes_per_device']} B/device")
+    if report.summary:
+        lines.append(summary_line(report.summary))
     return "\n".join(lines)
+
+
+def summary_line(summary: dict) -> str:
+    """``~3e-05 s communication, 4096 B/device sent, peak memory 123456 B/device``."""
+    return (
+        f"~{summary['time_s']:.3g} s communication, {summary['comm_bytes_per_device']} "
+        f"B/device sent, peak memory {summary['peak_memory_bytes_per_device']} B/device"
+    )
