@@ -115,6 +115,10 @@ def render_report(console: Console, report: Report) -> None:
             c.cause,
         )
     console.print(table)
+    if report.summary:
+        from shardwise.explain.views import summary_line  # views builds on report, as we do
+
+        console.print(Text(summary_line(report.summary), style="bold"))
     if not report.totals:
         return
     totals = Table(title="totals per mesh axis", title_justify="left")
