@@ -16,6 +16,7 @@ from shardwise.explain.provenance import Explanation
 from shardwise.explain.report import Report
 from shardwise.explain.run import Explained, key_name, key_type
 from shardwise.explain.text import value_where, where
+from shardwise.explain.views import summary_line
 
 __all__ = ["render_explanation", "render_report"]
 
@@ -116,8 +117,6 @@ def render_report(console: Console, report: Report) -> None:
         )
     console.print(table)
     if report.summary:
-        from shardwise.explain.views import summary_line  # views builds on report, as we do
-
         console.print(Text(summary_line(report.summary), style="bold"))
     if not report.totals:
         return
