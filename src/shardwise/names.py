@@ -285,11 +285,17 @@ def _normal(name: str) -> str:
 
 
 def find_by_user_name(module: Module, name: str, keys: Iterable[Value | str]) -> list[Value | str]:
-    """The keys whose user name is `name` (quotes and spaces as the user likes), or the results
-    of the ops made at a Python line ``ex.py:5`` / ``/path/ex.py:5``."""
+    """The keys whose user name is `name` (quotes and spaces as the user likes), else those
+    whose last pytree key it is (``wq``), else the results of the ops made at a Python line
+    ``ex.py:5`` / ``/path/ex.py:5``."""
     wanted = _normal(name)
     keys = list(keys)
-    found = [k for k in keys if (n := user_name(module, k)) is not None and _normal(n) == wanted]
+    named = [(k, _normal(n)) for k in keys if (n := user_name(module, k)) is not None]
+    found = [k for k, n in named if n == wanted]
+    if found:
+        return found
+    # A leaf by its last key: ``wq`` for ``params['layers'][0]['wq']`` (and every other ``wq``).
+    found = [k for k, n in named if n.endswith((f"['{wanted}']", f".{wanted}"))]
     if found:
         return found
     file, sep, line = name.rpartition(":")

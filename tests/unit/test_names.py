@@ -167,10 +167,22 @@ def test_jax_module_argument_result_and_op_names():
         ("x", ["main:arg4"]),
         ("result['total']", ["main:result1"]),
         (f"{FILE}:{_line('tanh')}", ["%1", "%2", "%4", "%5"]),
+        ("wo", ["main:arg0", "main:arg2"]),
+        ("['total']", []),
         ("nope", []),
         ("ex.py:x", []),
     ],
-    ids=["pytree-path", "double-quotes", "plain", "result", "python-line", "unknown", "bad-line"],
+    ids=[
+        "pytree-path",
+        "double-quotes",
+        "plain",
+        "result",
+        "python-line",
+        "last-key",
+        "not-a-key",
+        "unknown",
+        "bad-line",
+    ],
 )
 def test_find_by_user_name(name, expected):
     from shardwise.explain.run import mlir_name
