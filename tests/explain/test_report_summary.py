@@ -104,3 +104,14 @@ def test_long_path_keeps_its_ends():
     names = [f"%{i}" for i in range(10)]
     assert path_text(names) == "%0 -> %1 -> %2 -> (4 more) -> %7 -> %8 -> %9"
     assert path_text(names[:7]) == " -> ".join(names[:7])
+
+
+def test_html_page_has_the_summary_on_top():
+    from shardwise.explain.html import render_html
+
+    report = build_report(MODEL.read_text(), str(MODEL))
+    page = render_html(report, "mlp")
+    cost = page.split('<p id="cost">', 1)[1].split("</p>", 1)[0]
+    peak = report.summary["peak_memory_bytes_per_device"]
+    assert cost.endswith(f"1024 B/device sent, peak memory {peak} B/device (model: 1024 B)")
+    assert page.index('id="cost"') < page.index('id="graph"')
