@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shardwise.axis import AxisRef
@@ -43,6 +43,10 @@ class ShardedModule:
     """A loaded StableHLO + sdy module and the operations users want on it."""
 
     ir: IRModule
+    source: str | None = field(default=None, repr=False, compare=False)  # as loaded
+    propagated: bool = field(default=False, repr=False, compare=False)
+    # (the text explained, its propagation with provenance): explain() replays it once
+    _explained_cache: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
     # -- propagation ------------------------------------------------------------------------
 
@@ -62,7 +66,56 @@ class ShardedModule:
             )
             spec = f"{pass_}{{{rendered}}}"
         run_pass(self.ir, spec)
+        self.propagated = True
         return self
+
+    # -- explanations -----------------------------------------------------------------------
+
+    def explain(self, name: str) -> Any:
+        """Why the value `name` is sharded as it is, after the whole propagation pipeline.
+
+        `name` is what the user knows (``params['w1']``, ``x``, ``result['out']``, a Python
+        line ``model.py:12``) or an MLIR name (``main:arg0``, ``main:result0``, ``%3``).
+        Returns an `ExplanationView` (``str()``, ``_repr_html_()``, ``to_json()``).
+        """
+        from shardwise.explain.run import find_keys
+        from shardwise.explain.views import ExplanationView
+
+        explained = self._explained()
+        keys = find_keys(explained.module, name, None)
+        return ExplanationView(explained, [explained.explain(k) for k in keys])
+
+    def report(self, link: Any = None) -> Any:
+        """What the sharding costs: collectives, bytes and time per mesh axis, per value.
+
+        Returns a `ReportView` (``str()``, ``_repr_html_()``, ``to_json()``, ``html()``).
+        """
+        from shardwise.explain.report import build_report
+        from shardwise.explain.views import ReportView
+
+        name = self.ir.op.location.file
+        return ReportView(build_report(self._unpropagated_text(), name, link), name)
+
+    def _explained(self) -> Any:
+        from shardwise.explain.run import explain_module
+        from shardwise.io.mlir import load_text
+
+        text = self._unpropagated_text()
+        if self._explained_cache is None or self._explained_cache[0] != text:
+            module = load_text(text, self.ir.op.location.file)
+            self._explained_cache = (text, explain_module(module))
+        return self._explained_cache[1]
+
+    def _unpropagated_text(self) -> str:
+        """The module before propagation: explanations replay the pipeline from there."""
+        if not self.propagated:
+            return self.text
+        if self.source is None:
+            raise ShardwiseError(
+                "this module was propagated and shardwise does not have its text from before; "
+                "load it with shardwise.load / from_jax, or call explain() before propagate()"
+            )
+        return self.source
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -97,15 +150,26 @@ class ShardedModule:
         return func
 
     def sharding_of(self, value: Value | str) -> TensorSharding | None:
-        """The sharding of a value (None = no sharding, i.e. fully open/replicated)."""
+        """The sharding of a value (None = no sharding, i.e. fully open/replicated); by name:
+        the user's (``params['w1']``, ``result['out']``) or MLIR's (``main:arg0``, ``%3``)."""
         from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
 
+        if isinstance(value, str):
+            value = self._user_key(value) or value
         if isinstance(value, str):
             func_name, sep, rest = value.partition(":")
             if sep and rest.startswith("result"):
                 return get_func_result_sharding(self._func(func_name), int(rest[6:]))
             value = self.value(value)
         return get_sharding(value)
+
+    def _user_key(self, name: str) -> Value | str | None:
+        """The one value (or ``main:resultN``) the user's name ``params['w1']`` names."""
+        from shardwise.explain.run import all_keys
+        from shardwise.names import find_by_user_name
+
+        found = find_by_user_name(self.ir, name, all_keys(self.ir))
+        return found[0] if len(found) == 1 else None
 
     def ops(self) -> Iterator[Op]:
         return self.ir.walk()
@@ -140,11 +204,12 @@ def parse_sharding(text: str) -> TensorSharding:
 
 def load(path_or_text: str | os.PathLike[str]) -> ShardedModule:
     """Load MLIR from a file path or from text (anything containing a newline or '{')."""
-    from shardwise.io.mlir import load_file, load_text
+    from shardwise.io.mlir import load_text, read_text_file
 
     if isinstance(path_or_text, str) and ("\n" in path_or_text or "{" in path_or_text):
-        return ShardedModule(load_text(path_or_text))
-    return ShardedModule(load_file(path_or_text))
+        return ShardedModule(load_text(path_or_text), source=path_or_text)
+    text = read_text_file(path_or_text)
+    return ShardedModule(load_text(text, str(path_or_text)), source=text)
 
 
 # -- JAX bridges --------------------------------------------------------------------------------
@@ -204,46 +269,38 @@ def to_named_sharding(sharding: TensorSharding, jax_mesh: Any) -> Any:
 def from_jax(
     fn: Any,
     *example_args: Any,
-    mesh: Any,
-    in_shardings: Sequence[Any] | None = None,
+    mesh: Any = None,
+    in_shardings: Any = None,
     out_shardings: Any = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    example_kwargs: dict[str, Any] | None = None,
     platform: str = "cpu",
 ) -> ShardedModule:
-    """Lower `fn` with JAX (no execution, no devices) and load the result.
+    """Lower `fn` as `jax.jit` would (no execution, no devices) and load the result.
 
-    `mesh` is a `jax.sharding.Mesh`, an `AbstractMesh`, or a dict ``{"data": 2, "model": 4}``;
-    shardings are `PartitionSpec`s (or None); example args are arrays or
-    `jax.ShapeDtypeStruct`s.
+    Takes what `jax.jit` takes: example args are pytrees of arrays or `jax.ShapeDtypeStruct`s
+    (with or without `.sharding`); `in_shardings` / `out_shardings` are pytrees (or prefixes)
+    of `NamedSharding`, `PartitionSpec` or None; `mesh` is a `jax.sharding.Mesh`, an
+    `AbstractMesh`, a dict ``{"data": 2, "model": 4}``, or None when NamedShardings carry it.
+    A spec that does not fit its array raises `InputError` naming the array by its pytree path.
     """
-    import jax
-    from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
-
-    if isinstance(mesh, dict):
-        mesh = AbstractMesh(
-            tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
-        )
-    abstract = getattr(mesh, "abstract_mesh", mesh)
-
-    def named(spec: Any) -> Any:
-        return NamedSharding(abstract, spec if spec is not None else PartitionSpec())
-
-    specs = list(in_shardings) if in_shardings is not None else [None] * len(example_args)
-    args = [
-        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=named(s))
-        for a, s in zip(example_args, specs, strict=True)
-    ]
-    jit_kwargs: dict[str, Any] = {}
-    if out_shardings is not None:
-        jit_kwargs["out_shardings"] = (
-            tuple(named(s) for s in out_shardings)
-            if isinstance(out_shardings, (list, tuple))
-            else named(out_shardings)
-        )
-    traced = jax.jit(fn, **jit_kwargs).trace(*args)
-    text = traced.lower(lowering_platforms=(platform,)).as_text()
+    from shardwise.io.jax_inputs import LoweringInputs, lower_to_text
     from shardwise.io.mlir import load_text
 
-    return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"))
+    inputs = LoweringInputs(
+        fn,
+        tuple(example_args),
+        dict(example_kwargs or {}),
+        mesh,
+        in_shardings,
+        out_shardings,
+        static_argnums,
+        static_argnames,
+        platform,
+    )
+    text = lower_to_text(inputs)
+    return ShardedModule(load_text(text, getattr(fn, "__name__", "jax") + ".mlir"), source=text)
 
 
 # -- DTensor-style placements -------------------------------------------------------------------

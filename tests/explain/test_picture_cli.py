@@ -57,7 +57,7 @@ def test_explain_func_result_has_its_type_and_picture(capsys) -> None:
     """A func result is no SSA value: its type comes from the func's signature."""
     assert main(["explain", str(MODEL), "--value", "main:result0", "--picture"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("main:result0 : tensor<8x64xf32>")
+    assert out.startswith("result (main:result0) : tensor<8x64xf32>")  # jax.result_info
     assert "D0,1,2,3" in out and "rank-1 and rank-2" not in out
 
 

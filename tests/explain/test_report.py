@@ -119,11 +119,12 @@ def test_report_json_and_html_on_the_bundled_example() -> None:
     assert all(v["explanation"] for v in data["values"])
     # "model" shards the hidden dim, a reduction factor of the second matmul (line 25): the
     # result, three ops further, lacks it for that reason.
-    (result,) = [v for v in data["values"] if v["name"] == "main:result0"]
+    (result,) = [v for v in data["values"] if v["mlir_name"] == "main:result0"]
+    assert result["name"] == "result"  # the module's jax.result_info
     (stopped,) = [s for s in result["stopped"] if s["axis"] == '"model"']
     assert (stopped["kind"], stopped["factor"]) == ("reduction", "k")
     assert stopped["op"].startswith("stablehlo.dot_general at ") and ":25:" in stopped["op"]
-    assert len(stopped["path"]) == 3 and stopped["path"][-1] == "main:result0"
+    assert len(stopped["path"]) == 3 and stopped["path"][-1] == "result"
     page = render_html(report, "mlp")
     tags = _Tags()
     tags.feed(page)

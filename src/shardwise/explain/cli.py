@@ -15,7 +15,11 @@ __all__ = ["build_parser", "run"]
 def build_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="IN.mlir", help="input file")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--value", metavar="NAME", help="%%3, main:arg0 or main:result0")
+    which.add_argument(
+        "--value",
+        metavar="NAME",
+        help="params['w1'], result['out'], model.py:12 (a Python line), %%3, main:arg0",
+    )
     which.add_argument("--op", type=int, metavar="LINE", help="the op at this line of the input")
     p.add_argument("--picture", action="store_true", help="draw the tiles on the devices")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")

@@ -12,6 +12,7 @@ import html
 import json
 
 from shardwise.explain.report import Report
+from shardwise.explain.summary import summary_line
 
 __all__ = ["render_html"]
 
@@ -139,6 +140,15 @@ def _color(index: int) -> str:
     return f"hsl({(index * 137) % 360},60%,{75 + 10 * (index % 2)}%)"
 
 
+def _cost_line(data: dict) -> str:
+    """The summary on top: time, bytes per mesh axis, peak memory per device."""
+    summary = data.get("summary")
+    if not summary:
+        return ""
+    per_axis = ", ".join(f"{a}: {int(t['bytes_per_device'])} B" for a, t in data["totals"].items())
+    return summary_line(summary) + (f" ({per_axis})" if per_axis else "")
+
+
 def render_html(report: Report, title: str) -> str:
     data = report.to_json()
     colors = _colors(data["values"])
@@ -176,6 +186,7 @@ def render_html(report: Report, title: str) -> str:
             f"<script>{_ERRORS_JS}</script></head><body>",
             f"<h1>{html.escape(title)}</h1>",
             '<p id="summary"></p>',
+            f'<p id="cost">{html.escape(_cost_line(data))}</p>',
             '<h2>Op graph</h2><div id="legend">' + legend + "</div>",
             '<div style="display:flex;gap:1em"><div>' + _graph(data["values"], colors) + "</div>",
             '<div style="flex:1"><h2>Explanation</h2><div id="detail">click a value</div>'

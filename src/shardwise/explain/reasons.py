@@ -15,8 +15,11 @@ for the round of p, and a lower priority wins.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections import deque
 
+from shardwise.axis import AxisRef
 from shardwise.explain.provenance import (
     Blocked,
     Explanation,
@@ -62,16 +65,23 @@ def _final(obs: ProvenanceObserver, module: Module, key: Key) -> TensorSharding 
 
 
 def _blocked_at(obs, module, step: _Step, key: Key, have: set[str]) -> list[Blocked]:
+    """The axes the other tensors of `step` have on a factor and `key` lacks, with reasons
+    (once per step, tensor and axes: the searches of other tensors ask again)."""
+    memo = _final_axes(obs, module).blocked_at
+    memo_key = (id(step), key, frozenset(have))
+    found = memo.get(memo_key)
+    if found is None:
+        found = memo[memo_key] = tuple(_blocked_at_uncached(obs, module, step, key, have))
+    return list(found)
+
+
+def _blocked_at_uncached(obs, module, step: _Step, key: Key, have: set[str]) -> list[Blocked]:
     if key not in step.keys:
         return []
-    shardings = [_final(obs, module, k) for k in step.keys]
+    shardings, proj = _final_axes(obs, module).projection(step)
     me = step.keys.index(key)
     out: list[Blocked] = []
-    try:
-        proj = ShardingProjection.build(
-            shardings[: step.num_operands], shardings[step.num_operands :], step.rule, step.mesh
-        )
-    except Exception:  # noqa: BLE001 - the op changed after propagation (export); skip it
+    if proj is None:  # the op changed after propagation (export); skip it
         return out
     tensors = proj.operands + proj.results
     for j, other in enumerate(step.keys):
@@ -90,8 +100,8 @@ def _blocked_at(obs, module, step: _Step, key: Key, have: set[str]) -> list[Bloc
         for f, fs in tensors[j].factor_index_to_sharding.items():
             mine = tensors[me].get(f)
             for ref in fs.axis_refs:
-                axis = str(ref)
-                if mine is not None and axis in {str(a) for a in mine.axis_refs}:
+                axis = _axis_text(ref)
+                if mine is not None and axis in {_axis_text(a) for a in mine.axis_refs}:
                     continue  # it crossed on this factor
                 if axis in have and not tensors[me].has_factor(f):
                     continue  # here on another factor; nothing is missing
@@ -316,6 +326,68 @@ def _blocked_no_rule(
     return out
 
 
+class _FinalAxes:
+    """What explanations read off the shardings after propagation, computed once per
+    observer: each tensor's axes (as text), all axes, each step's projection.
+
+    A report explains every value and each explanation searches the graph; reading these
+    once per visit (printing axes, projecting ops) dominated the report's time.
+    """
+
+    def __init__(self, obs: ProvenanceObserver, module: Module) -> None:
+        self.obs, self.module = obs, module
+        self._of: dict[Key, tuple[str, ...]] = {}
+        self._universe: frozenset[str] | None = None
+        self._projections: dict[int, tuple[list, ShardingProjection | None]] = {}
+        self.blocked_at: dict[tuple, tuple[Blocked, ...]] = {}  # see `_blocked_at`
+
+    def of(self, key: Key) -> tuple[str, ...]:
+        found = self._of.get(key)
+        if found is None:
+            found = self._of[key] = tuple(axis_texts(_final(self.obs, self.module, key)))
+        return found
+
+    def projection(self, step: _Step) -> tuple[list, ShardingProjection | None]:
+        """The final shardings of a step's tensors and their projection (None: no longer
+        projectable, the op changed after propagation)."""
+        found = self._projections.get(id(step))
+        if found is None:
+            shardings = [_final(self.obs, self.module, k) for k in step.keys]
+            try:
+                proj = ShardingProjection.build(
+                    shardings[: step.num_operands],
+                    shardings[step.num_operands :],
+                    step.rule,
+                    step.mesh,
+                )
+            except Exception:  # noqa: BLE001 - e.g. export rewrote the op
+                proj = None
+            found = self._projections[id(step)] = (shardings, proj)
+        return found
+
+    def universe(self) -> frozenset[str]:
+        """Every axis a tensor the search can reach has: once all are known, it may stop."""
+        if self._universe is None:
+            keys = set(self.obs.steps_of) | set(self.obs.final)
+            self._universe = frozenset(a for k in keys for a in self.of(k))
+        return self._universe
+
+
+@functools.lru_cache(maxsize=4096)
+def _axis_text(ref: AxisRef) -> str:
+    return str(ref)
+
+
+_FINAL_AXES: weakref.WeakKeyDictionary[ProvenanceObserver, _FinalAxes] = weakref.WeakKeyDictionary()
+
+
+def _final_axes(obs: ProvenanceObserver, module: Module) -> _FinalAxes:
+    found = _FINAL_AXES.get(obs)
+    if found is None or found.module is not module:
+        found = _FINAL_AXES[obs] = _FinalAxes(obs, module)
+    return found
+
+
 def _neighbours(obs: ProvenanceObserver, key: Key):
     for sid in obs.steps_of.get(key, []):
         step = obs.steps[sid]
@@ -327,12 +399,13 @@ def _neighbours(obs: ProvenanceObserver, key: Key):
 def _blocked_further(obs, module: Module, key: Key, known: set[str]) -> list[Blocked]:
     """Axes only tensors two or more ops away have: breadth first over the ops that took a
     step, then back along the path to the op where the axis disappears."""
+    axes = _final_axes(obs, module)
     parent: dict[Key, Key | None] = {key: None}
     queue = deque([key])
     out: list[Blocked] = []
-    while queue:
+    while queue and not axes.universe() <= known:  # all known: nothing more can be missing
         k = queue.popleft()
-        missing = [a for a in axis_texts(_final(obs, module, k)) if a not in known]
+        missing = [a for a in axes.of(k) if a not in known]
         for axis in missing if k is not key else []:
             found = _stop_on_path(obs, module, _path(parent, k), axis)
             if found is not None:
@@ -357,7 +430,7 @@ def _stop_on_path(obs, module: Module, path: list[Key], axis: str) -> Blocked | 
     """The first op along `path` (far tensor first) after which `axis` is gone, and why."""
     for i in range(len(path) - 1):
         src, dst = path[i], path[i + 1]
-        have = set(axis_texts(_final(obs, module, dst)))
+        have = set(_final_axes(obs, module).of(dst))
         if axis in have:
             continue
         for sid in obs.steps_of.get(dst, []):

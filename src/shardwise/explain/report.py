@@ -21,11 +21,13 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from shardwise.explain.places import where
 from shardwise.explain.provenance import func_result_of_key
-from shardwise.explain.run import all_keys, explain_module, key_name, key_type
-from shardwise.explain.text import format_explanation, where
+from shardwise.explain.run import all_keys, explain_module, key_name, key_type, mlir_name
+from shardwise.explain.text import format_explanation
 from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.mesh import Mesh
+from shardwise.names import op_source
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
@@ -96,9 +98,11 @@ class Report:
     values: list[dict] = field(default_factory=list)
     totals: dict[str, dict[str, float]] = field(default_factory=dict)
     per_line: dict[str, dict[str, float]] = field(default_factory=dict)
+    summary: dict[str, float | int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
+            "summary": self.summary,
             "collectives": [asdict(c) for c in self.collectives],
             "values": self.values,
             "totals": self.totals,
@@ -190,7 +194,7 @@ def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
         _time(kind, base, n, nbytes, link),
         op.name,
         str(op.location),
-        op.loc_text or "",
+        str(op_source(op)),
         where(cause),
     )
 
@@ -201,55 +205,85 @@ def enumerate_collectives(text: str, name: str, link: LinkModel) -> list[Collect
 
     copy = load_text(text, name)
     run_pass(copy, "sdy-propagation-pipeline")
-    run_pass(copy, "sdy-insert-explicit-reshards{enable-full-version=true}")
-    run_pass(copy, "sdy-reshard-to-collectives")
+    return _collectives_of_propagated(copy, link)
+
+
+def _collectives_of_propagated(module: Module, link: LinkModel) -> list[Collective]:
+    """Insert the reshards and collectives into a propagated module (in place); list them."""
+    from shardwise.passes import run_pass
+
+    run_pass(module, "sdy-insert-explicit-reshards{enable-full-version=true}")
+    run_pass(module, "sdy-reshard-to-collectives")
     return [
-        _collective(copy, op, link)
-        for op in copy.walk()
+        _collective(module, op, link)
+        for op in module.walk()
         if op.name.removeprefix("sdy.") in COLLECTIVES and op.name.startswith("sdy.")
     ]
 
 
-def build_report(text: str, name: str, link: LinkModel | None = None, progress=None) -> Report:
-    """Propagate `text`, enumerate the collectives and per-device memory; explain each value."""
+def build_report(
+    text: str,
+    name: str,
+    link: LinkModel | None = None,
+    progress=None,
+    explanations: bool = True,
+) -> Report:
+    """Propagate `text`, explain each value (with its prose if `explanations`), then list
+    the collectives, per-device memory and the summary."""
+    from shardwise.explain.summary import summary
     from shardwise.io.mlir import load_text
 
     link = link or LinkModel()
-    report = Report(enumerate_collectives(text, name, link))
+    report = Report()
     module = load_text(text, name)
     ex = explain_module(module)
     keys = all_keys(module)
     for i, key in enumerate(keys):
         if progress is not None:
             progress(i + 1, len(keys))
-        exp = ex.explain(key)
-        type_ = key_type(module, key)
-        mesh = _mesh_for(module, exp.sharding)
-        report.values.append(
-            {
-                "name": key_name(module, key),
-                "type": str(type_) if type_ is not None else "",
-                "sharding": str(exp.sharding) if exp.sharding is not None else None,
-                "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
-                "op": where(key.defining_op) if isinstance(key, Value) else "",
-                "operands": _operand_names(module, key),
-                "explanation": format_explanation(ex, exp),
-                "stopped": [
-                    {
-                        "axis": b.axis,
-                        "on": key_name(module, b.other),
-                        "op": where(b.op),
-                        "factor": b.factor,
-                        "kind": b.kind,
-                        "reason": b.reason,
-                        "path": [key_name(module, k) for k in b.path],
-                    }
-                    for b in exp.blocked
-                ],
-            }
-        )
+        report.values.append(_value_entry(ex, key, explanations))
+    # The explained module is the pipeline's output (explain_module keeps it unchanged): the
+    # collectives are read from it instead of propagating a second copy.
+    report.collectives = _collectives_of_propagated(module, link)
+    report.summary = summary(report.collectives, module, lambda v: _value_bytes(module, v))
     _totals(report)
     return report
+
+
+def _value_bytes(module: Module, value: Value) -> int:
+    sharding = get_sharding(value)
+    return local_bytes(value.type, sharding, _mesh_for(module, sharding))
+
+
+def _value_entry(ex, key, explanations: bool) -> dict:
+    module = ex.module
+    exp = ex.explain(key)
+    type_ = key_type(module, key)
+    mesh = _mesh_for(module, exp.sharding)
+    entry = {
+        "name": key_name(module, key),
+        "mlir_name": mlir_name(module, key),
+        "type": str(type_) if type_ is not None else "",
+        "sharding": str(exp.sharding) if exp.sharding is not None else None,
+        "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
+        "op": where(key.defining_op) if isinstance(key, Value) else "",
+        "operands": _operand_names(module, key),
+        "stopped": [
+            {
+                "axis": b.axis,
+                "on": key_name(module, b.other),
+                "op": where(b.op),
+                "factor": b.factor,
+                "kind": b.kind,
+                "reason": b.reason,
+                "path": [key_name(module, k) for k in b.path],
+            }
+            for b in exp.blocked
+        ],
+    }
+    if explanations:
+        entry["explanation"] = format_explanation(ex, exp)
+    return entry
 
 
 def _returned_value(module: Module, key: str) -> Value | None:

@@ -11,6 +11,7 @@ from shardwise.errors import ShardwiseError
 from shardwise.explain.html import render_html
 from shardwise.explain.progress import Progress
 from shardwise.explain.report import LinkModel, build_report
+from shardwise.explain.summary import summary_line
 from shardwise.explain.text import wants_rich
 from shardwise.io.mlir import read_text_file, write_text_file
 
@@ -26,6 +27,11 @@ def build_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--link-model", metavar="FILE.json", help='per-axis links: {"axes": {"x": {...}}}'
     )
+    p.add_argument(
+        "--explanations",
+        action="store_true",
+        help="give each value of the JSON its explanation text (the HTML always has them)",
+    )
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
 
@@ -39,12 +45,19 @@ def _link(args: argparse.Namespace) -> LinkModel:
     return LinkModel(args.link_bandwidth, args.link_latency)
 
 
+def _without_prose(value: dict) -> dict:
+    return {k: v for k, v in value.items() if k != "explanation"}
+
+
 def run(args: argparse.Namespace) -> int:
     text = read_text_file(args.input)
     progress = Progress("explaining values", force=args.progress)
-    report = build_report(text, args.input, _link(args), progress.update)
+    prose = bool(args.explanations or args.html)
+    report = build_report(text, args.input, _link(args), progress.update, explanations=prose)
     progress.close()
     data = report.to_json()
+    if not args.explanations:  # the structured facts only, unless asked
+        data = {**data, "values": [_without_prose(v) for v in data["values"]]}
     if args.json == "-":
         json.dump(data, sys.stdout, indent=1)
         print()
@@ -67,4 +80,5 @@ def run(args: argparse.Namespace) -> int:
             )
         for axis, t in report.totals.items():
             print(f"axis {axis}: {t['count']} collectives, {t['bytes_per_device']} B/device")
+        print(summary_line(report.summary))
     return 0

@@ -11,10 +11,12 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from shardwise.explain.chains import chain_lines, path_text
+from shardwise.explain.places import value_where, where
 from shardwise.explain.provenance import Explanation
 from shardwise.explain.report import Report
 from shardwise.explain.run import Explained, key_name, key_type
-from shardwise.explain.text import origin_line, value_where, where
+from shardwise.explain.summary import summary_line
 
 __all__ = ["render_explanation", "render_report"]
 
@@ -64,9 +66,10 @@ def _chains(ex: Explained, exp: Explanation) -> Tree | Text:
         return Text("no axis shards this tensor", style="dim")
     tree = Tree(Text("axes and where they came from", style="bold"))
     for axis, chain in exp.chains.items():
-        node = tree.add(Text(f"axis {axis}", style="bold green"))
-        for origin in chain:
-            node = node.add(Text("<- " + origin_line(ex, origin)))
+        header, *hops = (line.strip() for line in chain_lines(ex, exp.key, axis, chain))
+        node = tree.add(Text(header.rstrip(":"), style="bold green"))
+        for hop in hops:
+            node.add(Text(hop, style="dim" if hop.startswith("<- ...") else ""))
     return tree
 
 
@@ -79,11 +82,8 @@ def _stopped(ex: Explained, exp: Explanation) -> Table | None:
     for b in exp.blocked:
         on = key_name(ex.module, b.other)
         if b.path:
-            on += (
-                f"\n({len(b.path)} ops away: "
-                + " -> ".join(key_name(ex.module, k) for k in (b.other, *b.path))
-                + ")"
-            )
+            names = [key_name(ex.module, k) for k in (b.other, *b.path)]
+            on += f"\n({len(b.path)} ops away: {path_text(names)})"
         reason = Text()
         reason.append(b.kind or "reason", style=f"bold {_KIND_STYLE.get(b.kind, 'white')}")
         reason.append(": " + b.reason)
@@ -116,6 +116,8 @@ def render_report(console: Console, report: Report) -> None:
             c.cause,
         )
     console.print(table)
+    if report.summary:
+        console.print(Text(summary_line(report.summary), style="bold"))
     if not report.totals:
         return
     totals = Table(title="totals per mesh axis", title_justify="left")

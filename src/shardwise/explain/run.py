@@ -25,7 +25,7 @@ from shardwise.propagation.propagation_pipeline import (
 )
 from shardwise.sdy.shardings import get_sharding
 
-__all__ = ["Explained", "explain_module", "find_keys", "key_name", "all_keys"]
+__all__ = ["Explained", "explain_module", "find_keys", "key_name", "mlir_name", "all_keys"]
 
 
 @dataclass
@@ -87,6 +87,14 @@ _DEFINITION = re.compile(r'^\s*(%[\w.$-]+(?::\d+)?)\s*=\s*"?([\w.]+)', re.MULTIL
 
 
 def key_name(module: Module, key: Key) -> str:
+    """The user's name of a value (``params['w1']``, ``result['out']``) where the module has
+    one (JAX's debug locations), else its MLIR name (``main:arg0``, ``%3``)."""
+    from shardwise.names import user_name
+
+    return user_name(module, key) or mlir_name(module, key)
+
+
+def mlir_name(module: Module, key: Key) -> str:
     if isinstance(key, str):
         return key
     if key.is_block_arg:
@@ -135,12 +143,17 @@ def find_keys(module: Module, name: str | None, line: int | None) -> list[Key]:
         if not found:
             raise ShardwiseError(f"--op {line}: no op with a result starts at line {line}")
         return found
-    found = [k for k in keys if key_name(module, k) == name]
+    from shardwise.names import find_by_user_name
+
+    found = find_by_user_name(module, name, keys) if name else []
+    if not found:
+        found = [k for k in keys if mlir_name(module, k) == name]
     if not found:  # the name in the input, if it is not one of the output's
         found = [k for k in keys if isinstance(k, Value) and k.name == name]
     if not found:
         raise ShardwiseError(
-            f"--value {name}: no such value; use an SSA name as printed in the output "
-            "(%3), main:arg0 or main:result0"
+            f"--value {name}: no such value; use an argument or result name as in the "
+            "program (params['w1'], result['out']), a Python line (model.py:12), an SSA "
+            "name as printed in the output (%3), main:arg0 or main:result0"
         )
     return found

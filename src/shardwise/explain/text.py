@@ -6,9 +6,11 @@ import itertools
 import os
 import sys
 
-from shardwise.explain.provenance import Explanation, Origin
-from shardwise.explain.run import Explained, key_name, key_type
-from shardwise.ir import Op, TensorType, Value
+from shardwise.explain.chains import chain_lines, path_text
+from shardwise.explain.places import origin_line, value_where, where
+from shardwise.explain.provenance import Explanation
+from shardwise.explain.run import Explained, key_name, key_type, mlir_name
+from shardwise.ir import TensorType
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
 
@@ -25,34 +27,10 @@ def wants_rich(plain: bool, stream=None) -> bool:
     return bool(isatty is not None and isatty())
 
 
-def where(op: Op | None) -> str:
-    if op is None:
-        return ""
-    text = f"{op.name} at {op.location}"
-    if op.loc_text:
-        text += f" {op.loc_text}"
-    return text
-
-
-def origin_line(ex: Explained, origin: Origin) -> str:
-    src = key_name(ex.module, origin.source) if origin.source is not None else "?"
-    if origin.op is None:
-        if origin.round:
-            return f"{origin.round} on {src}"
-        return f"user annotation/constraint on {src}{value_where(origin.source)}"
-    return f"{where(origin.op)}, factor {origin.factor}, {origin.round}" + (
-        f", from {src}" if origin.source is not None else ""
-    )
-
-
-def value_where(key) -> str:
-    if isinstance(key, Value) and key.defining_op is not None:
-        return f" ({where(key.defining_op)})"
-    return ""
-
-
 def format_explanation(ex: Explained, exp: Explanation) -> str:
-    lines = [f"{exp.name}{value_where(exp.key)}"]
+    mlir = mlir_name(ex.module, exp.key)
+    header = exp.name if mlir == exp.name else f"{exp.name} ({mlir})"
+    lines = [f"{header}{value_where(exp.key)}"]
     type_ = key_type(ex.module, exp.key)
     if type_ is not None:
         lines[0] += f" : {type_}"
@@ -63,10 +41,9 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
         lines.append(f"  propagation left (before the export steps): {exp.propagated}")
     if not exp.chains:
         lines.append("  no axis shards this tensor")
+
     for axis, chain in exp.chains.items():
-        lines.append(f"  axis {axis}:")
-        for depth, origin in enumerate(chain):
-            lines.append("    " + "  " * depth + "<- " + origin_line(ex, origin))
+        lines.extend(chain_lines(ex, exp.key, axis, chain))
     for b in exp.blocked:
         other = key_name(ex.module, b.other)
         if not b.path:
@@ -77,7 +54,7 @@ def format_explanation(ex: Explained, exp: Explanation) -> str:
             f"  axis {b.axis} (on {other}, {len(b.path)} ops away) stops at {where(b.op)}, "
             f"before {before}: {b.reason}"
         )
-        lines.append("    path: " + " -> ".join(key_name(ex.module, k) for k in (b.other, *b.path)))
+        lines.append("    path: " + path_text([key_name(ex.module, k) for k in (b.other, *b.path)]))
     return "\n".join(lines)
 
 

@@ -590,22 +590,25 @@ class PropagationDriver:
         mesh = self.meshes[mesh_name]
         if mesh.is_maximal:
             return False
-        if self.observer is None:
-            new_operands, new_results = self.step(
-                self.strategy,
-                rule,
-                tuple(operands.shardings),
-                tuple(results.shardings),
-                mesh_name,
-                mesh,
-                directions,
-                conservative,
-                is_elementwise(op),
-            )
-        else:
-            new_operands, new_results = self._observed_step(
-                op, operands, results, rule, mesh_name, mesh, directions, conservative
-            )
+        new_operands, new_results = self.step(
+            self.strategy,
+            rule,
+            tuple(operands.shardings),
+            tuple(results.shardings),
+            mesh_name,
+            mesh,
+            directions,
+            conservative,
+            is_elementwise(op),
+        )
+        if self.observer is not None:
+            if any(new_operands) or any(new_results):  # the observer sees the steps that write
+                new_operands, new_results = self._observed_step(
+                    op, operands, results, rule, mesh_name, mesh, directions, conservative
+                )
+            else:  # and the rule of every step, for its reasons
+                values = operands.values, results.values
+                self.observer.step_info(self, op, *values, rule, directions, mesh_name)
         if not any(new_operands) and not any(new_results):  # the step changed no tensor
             return False
         changed = False

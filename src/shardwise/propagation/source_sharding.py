@@ -459,9 +459,7 @@ class _Observers:
 
     def step_info(self, *args) -> None:
         for o in self.observers:
-            hook = getattr(o, "step_info", None)
-            if hook is not None:
-                hook(*args)
+            o.step_info(*args)
 
     def before_step(self, op, projection) -> None:
         for o in self.observers:
