@@ -1,14 +1,5 @@
-"""The IR graph: Value, Op, Block, Region, Module (types in `types`, attributes in `attrs`).
-
-This mirrors the structure of MLIR's generic op form so that any StableHLO + sdy module can be
-held and written back unchanged: an op has a name, operands, results, inherent attributes
-(``properties``, the generic form's ``<{...}>``), discardable attributes (``attributes``),
-regions and a location. Attribute values are objects whose ``str()`` is their MLIR text:
-`RawAttr` for anything we do not interpret, and the typed values of `shardwise.sharding`,
-`shardwise.mesh` and the rules package for the `#sdy...` attributes we do.
-
-Values compare by identity (they are graph nodes); the attribute and type values are frozen.
-"""
+"""The IR graph: Value, Op, Block, Region, Module (types in `types`, attributes in `attrs`;
+the package's doc says what the IR mirrors). Values compare by identity: they are graph nodes."""
 
 from __future__ import annotations
 
