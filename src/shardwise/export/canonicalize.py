@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shardwise.ir import Block, Module, Op, Value
+from shardwise.ir.walk import collect_post_order
 from shardwise.sdy.op_properties import has_no_memory_effect, is_trivially_dead
 
 __all__ = ["Rewriter", "canonicalize", "fused_loc_text", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
@@ -191,17 +192,6 @@ def _run_worklist(
     return changed
 
 
-def _post_order(op: Op, found: list[Op]) -> None:
-    """Append the ops nested in `op` to `found` in `Op.walk_post_order`'s order (a loop per
-    block, no generator per op)."""
-    for region in op.regions:
-        for block in region.blocks:
-            for nested in block.ops:
-                if nested.regions:
-                    _post_order(nested, found)
-                found.append(nested)
-
-
 def canonicalize(module: Module, patterns: dict[str, list[Pattern]]) -> None:
     """Apply `patterns` (op name -> patterns in benefit order) greedily to a fixpoint."""
     folder = _ConstantFolder()
@@ -209,7 +199,7 @@ def canonicalize(module: Module, patterns: dict[str, list[Pattern]]) -> None:
         worklist: list[Op] = []
         changed = False
         ops: list[Op] = []
-        _post_order(module.op, ops)
+        collect_post_order(module.op, ops)
         for op in ops:
             if op.parent is None:
                 continue

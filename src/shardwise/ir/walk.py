@@ -1,8 +1,18 @@
-"""Collecting ops by name without a generator per op (pre-order and MLIR's post-order)."""
+"""The walks over ops besides `Op.walk`/`Op.walk_post_order`: collecting ops (by name) without a
+generator per op, and MLIR's post-order walk for visits that insert ops."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shardwise.ir.core import Op
+
+__all__ = [
+    "ops_in_pre_order",
+    "ops_in_post_order",
+    "collect_post_order",
+    "walk_post_order_visiting",
+]
 
 
 def ops_in_pre_order(root: Op, names: frozenset[str]) -> list[Op]:
@@ -43,3 +53,52 @@ def _collect_post_order(op: Op, names: frozenset[str], found: list[Op]) -> None:
                     _collect_post_order(nested, names, found)
                 if nested.name in names:
                     found.append(nested)
+
+
+def collect_post_order(op: Op, found: list[Op]) -> None:
+    """Append the ops nested in `op` to `found` in `Op.walk_post_order`'s order (a loop per
+    block, no generator per op)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for nested in block.ops:
+                if nested.regions:
+                    collect_post_order(nested, found)
+                found.append(nested)
+
+
+def walk_post_order_visiting(
+    op: Op, visit: Callable[[Op], None], names: frozenset[str] | None = None
+) -> None:
+    """MLIR's post-order walk calling `visit` on each op, for a visit that inserts ops: the next
+    op is fixed before an op is visited, so ops inserted right after it (or anywhere before it)
+    are not visited (`Op.walk_post_order` instead copies each block's list on entering it).
+
+    `names`: if given, region-free ops of other names are not visited (for a `visit` that
+    would do nothing with them)."""
+    for region in op.regions:
+        for block in region.blocks:
+            current = block.ops[0] if block.ops else None
+            i = 0
+            while current is not None:
+                if not (i < len(block.ops) and block.ops[i] is current):
+                    i = _position(block.ops, current, i)
+                following = block.ops[i + 1] if i + 1 < len(block.ops) else None
+                if current.regions:
+                    walk_post_order_visiting(current, visit, names)
+                elif names is None or current.name in names:
+                    visit(current)  # most ops: no call just to find no regions
+                current = following
+                i += 1
+    visit(op)
+
+
+def _position(ops: list[Op], op: Op, hint: int) -> int:
+    """`ops.index(op)`, searching from `hint` first: a visit inserts a few ops around the op it
+    visits, so the next op has moved by a few places at most (a full search from the start
+    made the walk quadratic in the block size)."""
+    if hint < len(ops) and ops[hint] is op:
+        return hint
+    try:
+        return ops.index(op, hint)
+    except ValueError:  # ops before it were erased: search the whole block
+        return ops.index(op)

@@ -29,7 +29,7 @@ that version does neither: ops touching a maximal mesh are simply left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
@@ -54,6 +54,7 @@ from shardwise.export.explicit_reshards.unreduced import (
 )
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, SymbolTable, Value
+from shardwise.ir.walk import walk_post_order_visiting
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.propagation.projection import Axes, ShardingProjection
@@ -102,43 +103,6 @@ def equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
     return a.is_equivalent(b)
 
 
-def _walk_post_order(
-    op: Op, visit: Callable[[Op], None], names: frozenset[str] | None = None
-) -> None:
-    """MLIR's post-order walk: the next op is fixed before an op is visited, so ops inserted
-    right after it (or anywhere before it) are not visited.
-
-    `names`: if given, region-free ops of other names are not visited (for a `visit` that
-    would do nothing with them)."""
-    for region in op.regions:
-        for block in region.blocks:
-            current = block.ops[0] if block.ops else None
-            i = 0
-            while current is not None:
-                if not (i < len(block.ops) and block.ops[i] is current):
-                    i = _position(block.ops, current, i)
-                following = block.ops[i + 1] if i + 1 < len(block.ops) else None
-                if current.regions:
-                    _walk_post_order(current, visit, names)
-                elif names is None or current.name in names:
-                    visit(current)  # most ops: no call just to find no regions
-                current = following
-                i += 1
-    visit(op)
-
-
-def _position(ops: list[Op], op: Op, hint: int) -> int:
-    """`ops.index(op)`, searching from `hint` first: a visit inserts a few ops around the op it
-    visits, so the next op has moved by a few places at most (a full search from the start
-    made the walk quadratic in the block size)."""
-    if hint < len(ops) and ops[hint] is op:
-        return hint
-    try:
-        return ops.index(op, hint)
-    except ValueError:  # ops before it were erased: search the whole block
-        return ops.index(op)
-
-
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
     while value.defining_op is not None and value.defining_op.name == "sdy.propagation_barrier":
         value = value.defining_op.operands[0]
@@ -171,7 +135,7 @@ class _FuncPass:
         # With no unreduced axes anywhere, `visit` acts only on a few op kinds in the default
         # version: the others are not even visited.
         lean = not self.full and not self.unreduced_axes
-        _walk_post_order(self.func, self.visit, _ACTED_ON_IF_LEAN if lean else None)
+        walk_post_order_visiting(self.func, self.visit, _ACTED_ON_IF_LEAN if lean else None)
         terminator = self.func.regions[0].entry.terminator
         assert terminator is not None
         self.builder.before(terminator)
