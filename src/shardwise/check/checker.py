@@ -295,4 +295,4 @@ def _localize(
     differing = [
         (c.index, c.sharding, c.difference, c.disagreeing_devices) for c in checks if not c.equal
     ]
-    return localize(ref, wrapped, gout, lout, meshes, differing)
+    return localize(ref, wrapped, gout, lout, meshes, mesh, differing)

@@ -8,7 +8,9 @@ so no bisection is needed. How ops are matched:
    collective is lowered to — ``partition_id``, offset tables, ``dynamic_slice`` — carry none)
    and is not a collective. Such ops are paired in program order with the global program's
    ops (its main's top-level ops once shardings are stripped): each takes the next global op
-   of the same name and result count.
+   of the same name and result count. An op without a sharding (a replicated op keeps none)
+   pairs only with the very next unpaired global op, and only when its result types equal
+   that op's global types; it is compared as replicated.
 2. The local op's value is compared after the ``all_reduce`` ops that directly follow it: a
    dot or reduce over a sharded dimension yields partial sums on each device, and its sharding
    describes the value once they are summed. A value consumed by a ``reduce_scatter`` is partial
@@ -39,7 +41,7 @@ from shardwise.check.values import Difference, compare
 from shardwise.errors import Location, UnsupportedError
 from shardwise.ir import Op, Value
 from shardwise.mesh import Mesh
-from shardwise.sharding import TensorSharding
+from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 
 __all__ = ["COLLECTIVES", "Divergence", "NearbyOp", "localize"]
 
@@ -106,41 +108,61 @@ class _Site:
     global_value: Value | None
     sharding: TensorSharding
     after: tuple[Op, ...]
+    label: str  # the sharding as reported
 
 
 MeshOf = Callable[[TensorSharding], Mesh]
 
 
-def pair_ops(glob: Program, local: Program) -> list[tuple[Op, Op]]:
-    """(global op, local op) pairs, rule 1 of the module docstring."""
-    pairs = []
+def pair_ops(glob: Program, local: Program) -> list[tuple[Op, Op, TensorShardingPerValue | None]]:
+    """(global op, local op, its sharding) triples, rule 1 of the module docstring."""
+    pairs: list[tuple[Op, Op, TensorShardingPerValue | None]] = []
     start = 0
     for lop, sharding in zip(local.ops, local.op_shardings, strict=True):
-        if sharding is None or lop.name in COLLECTIVES:
+        if lop.name in COLLECTIVES:
+            continue
+        if sharding is None:
+            # An unsharded op pairs only with the very next global op, and only if it has
+            # that op's (global) types: replicated ops keep none, helper ops rarely match.
+            if start < len(glob.ops) and _same_types(glob.ops[start], lop):
+                pairs.append((glob.ops[start], lop, None))
+                start += 1
             continue
         for k in range(start, len(glob.ops)):
             gop = glob.ops[k]
             if gop.name == lop.name and len(gop.results) == len(lop.results):
-                pairs.append((gop, lop))
+                pairs.append((gop, lop, sharding))
                 start = k + 1
                 break
     return pairs
 
 
-def _sites(glob: Program, local: Program) -> list[_Site]:
-    shardings = {id(op): s for op, s in zip(local.ops, local.op_shardings, strict=True)}
+def _same_types(gop: Op, lop: Op) -> bool:
+    return gop.name == lop.name and [r.type for r in gop.results] == [r.type for r in lop.results]
+
+
+def _sites(glob: Program, local: Program, mesh: Mesh) -> list[_Site]:
     sites = []
-    for gop, lop in pair_ops(glob, local):
-        per_value = shardings[id(lop)]
-        assert per_value is not None
-        for j, sharding in enumerate(per_value.shardings):
+    for gop, lop, per_value in pair_ops(glob, local):
+        for j, result in enumerate(lop.results):
+            if per_value is not None:
+                sharding = per_value.shardings[j]
+            else:
+                sharding = _replicated(mesh, result.type.rank)
             if sharding.unreduced_axes:
                 continue
-            value, after = _after_all_reduces(lop.results[j])
+            value, after = _after_all_reduces(result)
             if value is None:
                 continue
-            sites.append(_Site(lop, gop, j, value, gop.results[j], sharding, after))
+            label = (
+                str(sharding) if per_value is not None else "replicated (the op has no sharding)"
+            )
+            sites.append(_Site(lop, gop, j, value, gop.results[j], sharding, after, label))
     return sites
+
+
+def _replicated(mesh: Mesh, rank: int) -> TensorSharding:
+    return TensorSharding(mesh, tuple(DimensionSharding() for _ in range(rank)))
 
 
 def _after_all_reduces(value: Value) -> tuple[Value | None, tuple[Op, ...]]:
@@ -228,11 +250,15 @@ def localize(
     gout: list[np.ndarray],
     lout: list[np.ndarray],
     mesh_of: MeshOf,
+    mesh: Mesh,
     differing_results: list[tuple[int, str, Difference, tuple[int, ...]]],
 ) -> Divergence | None:
-    """The first divergence (module docstring), from both programs' intermediate outputs."""
+    """The first divergence (module docstring), from both programs' intermediate outputs.
+
+    `mesh` is the mesh the local program runs on (unsharded local ops are replicated on it).
+    """
     checked: set[int] = set()
-    for site in _sites(glob, local):
+    for site in _sites(glob, local, mesh):
         outcome = _compare_site(site, glob, local, gout, lout, mesh_of)
         if outcome is None:
             continue
@@ -245,7 +271,7 @@ def localize(
             site.local_op.location,
             site.global_op.location if site.global_op is not None else None,
             site.result_index,
-            str(site.sharding),
+            site.label,
             difference,
             devices,
             tuple(_nearby(op) for op in site.after),
