@@ -8,7 +8,8 @@ so no bisection is needed. How ops are matched:
    collective is lowered to — ``partition_id``, offset tables, ``dynamic_slice`` — carry none)
    and is not a collective. Such ops are paired in program order with the global program's
    ops (its main's top-level ops once shardings are stripped): each takes the next global op
-   of the same name and result count. An op without a sharding (a replicated op keeps none)
+   of the same name and result count (or, when no global op of that name is left, the next
+   global op: the local op replaced it). An op without a sharding (a replicated op keeps none)
    pairs only with the very next unpaired global op, and only when its result types equal
    that op's global types; it is compared as replicated.
 2. The local op's value is compared after the ``all_reduce`` ops that directly follow it: a
@@ -128,13 +129,21 @@ def pair_ops(glob: Program, local: Program) -> list[tuple[Op, Op, TensorSharding
                 pairs.append((glob.ops[start], lop, None))
                 start += 1
             continue
-        for k in range(start, len(glob.ops)):
-            gop = glob.ops[k]
-            if gop.name == lop.name and len(gop.results) == len(lop.results):
-                pairs.append((gop, lop, sharding))
-                start = k + 1
-                break
+        k = _next_same_name(glob.ops, start, lop)
+        if k is None and start < len(glob.ops):
+            # No global op of this name is left: the local op replaced the next one.
+            k = start if len(glob.ops[start].results) == len(lop.results) else None
+        if k is not None:
+            pairs.append((glob.ops[k], lop, sharding))
+            start = k + 1
     return pairs
+
+
+def _next_same_name(ops: tuple[Op, ...], start: int, lop: Op) -> int | None:
+    for k in range(start, len(ops)):
+        if ops[k].name == lop.name and len(ops[k].results) == len(lop.results):
+            return k
+    return None
 
 
 def _same_types(gop: Op, lop: Op) -> bool:

@@ -88,28 +88,31 @@ def compare(actual: np.ndarray, expected: np.ndarray) -> Difference:
         bad = actual != expected
         err = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
         return _difference(bad, err, np.abs(expected.astype(np.float64)))
-    a = actual.astype(np.float64)
-    e = expected.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return _compare_floats(actual.astype(np.float64), expected.astype(np.float64), expected)
+
+
+def _compare_floats(a: np.ndarray, e: np.ndarray, expected: np.ndarray) -> Difference:
     rtol = RTOL.get(expected.dtype.name, 1e-4)
-    err = np.abs(a - e)
     mag = np.abs(e)
-    scale = float(mag[np.isfinite(mag)].max()) if np.isfinite(mag).any() else 0.0
-    with np.errstate(invalid="ignore"):
-        bad = ~(err <= rtol * (mag + scale))
+    finite = np.isfinite(mag)
+    scale = float(mag[finite].max()) if finite.any() else 0.0
     same_special = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
-    bad &= ~same_special
-    return _difference(bad, np.where(same_special, 0.0, err), mag)
+    # A NaN or infinity where the other side has none is an infinite error.
+    err = np.where(same_special, 0.0, np.nan_to_num(np.abs(a - e), nan=np.inf))
+    bad = ~(err <= rtol * (np.where(finite, mag, 0.0) + scale))
+    return _difference(bad, err, mag)
 
 
 def _difference(bad: np.ndarray, err: np.ndarray, mag: np.ndarray) -> Difference:
     if err.size == 0:
         return Difference(True, 0.0, 0.0, 0, 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         rel = np.where(mag > 0, err / np.where(mag > 0, mag, 1), np.where(err > 0, np.inf, 0))
     return Difference(
         not bool(bad.any()),
-        float(np.nanmax(err)) if err.size else 0.0,
-        float(np.nanmax(rel)) if rel.size else 0.0,
+        float(err.max()),
+        float(np.nan_to_num(rel, nan=np.inf).max()),
         int(bad.sum()),
         int(bad.size),
     )

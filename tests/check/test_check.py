@@ -1,0 +1,334 @@
+"""`shardwise check` end to end: programs partitioned by the reference (Shardy in jaxlib) run
+on simulated CPU devices and equal their unsharded program; broken ones are caught and the
+first diverging op is named.
+
+One XLA worker process serves the whole module (`executor` fixture).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+from shardwise import cli, passes
+from shardwise.check import check
+from shardwise.check.cli import PARTITION_CHAIN
+from shardwise.check.executor import Executor
+from shardwise.io.mlir import load_text, write_text
+from shardwise.io.reference import run_pass
+
+MESH_2X2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
+
+PROGRAMS = {
+    "elementwise": MESH_2X2
+    + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.exponential %0 : tensor<8x8xf32>
+  %2 = stablehlo.multiply %1, %arg0 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+""",
+    "matmul": MESH_2X2
+    + """
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]
+      : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.add %0, %0 : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+""",
+    "all_gather": """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.exponential %arg0 : tensor<8x8xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<8x8xf32>
+  %2 = stablehlo.negate %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+""",
+    # all_slice (a dynamic_slice at offsets from partition_id), all_reduce, collective_permute,
+    # all_to_all.
+    "slice_permute_all_to_all": MESH_2X2
+    + """
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>},
+        tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]
+      : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.exponential %0 : tensor<8x4xf32>
+  %2 = stablehlo.negate %arg0 : tensor<8x16xf32>
+  return %1, %2 : tensor<8x4xf32>, tensor<8x16xf32>
+}
+""",
+    "reduce": MESH_2X2
+    + """
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>})
+    -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1]
+      : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = stablehlo.sine %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+""",
+    # Sub-axes, and two axes on one dimension, on 8 devices.
+    "sub_axes": """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(
+    %arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>},
+    %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>})
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>}) {
+  %0 = stablehlo.subtract %arg0, %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+""",
+    "device_ids": """sdy.mesh @mesh = <["x"=2, "y"=2], device_ids=[3, 1, 2, 0]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]
+      : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+""",
+    "ints_and_bools": MESH_2X2
+    + """
+func.func @main(%arg0: tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg2: tensor<8x4xi1> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+    -> (tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, tensor<8x4xi1>) {
+  %0 = stablehlo.multiply %arg0, %arg1 : tensor<8x4xi32>
+  %1 = stablehlo.compare GT, %0, %arg1 : (tensor<8x4xi32>, tensor<8x4xi32>) -> tensor<8x4xi1>
+  %2 = stablehlo.and %1, %arg2 : tensor<8x4xi1>
+  %3 = stablehlo.select %2, %0, %arg1 : tensor<8x4xi1>, tensor<8x4xi32>
+  return %3, %2 : tensor<8x4xi32>, tensor<8x4xi1>
+}
+""",
+}
+
+# The collectives each reference partitioning contains (so the equal cases exercise them).
+COLLECTIVES = {
+    "elementwise": [],
+    "matmul": ["all_reduce", "all_gather"],
+    "all_gather": ["all_gather"],
+    "slice_permute_all_to_all": ["all_reduce", "collective_permute", "all_to_all", "partition_id"],
+    "reduce": ["all_reduce"],
+    "sub_axes": [],
+    "device_ids": ["all_reduce", "all_gather"],
+    "ints_and_bools": ["all_gather", "dynamic_slice"],
+}
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with Executor(devices=8) as ex:
+        yield ex
+
+
+@functools.cache
+def local(name: str) -> str:
+    """The per-device program the reference makes from PROGRAMS[name]."""
+    return run_pass(PROGRAMS[name], list(PARTITION_CHAIN))
+
+
+def run_check(executor, name: str, local_text: str | None = None, seed: int = 0):
+    return check(
+        PROGRAMS[name],
+        local(name) if local_text is None else local_text,
+        seed=seed,
+        executor=executor,
+        global_name="global.mlir",
+        local_name="local.mlir",
+    )
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing `needle`."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    assert old in text, f"{old!r} not in the reference's output"
+    return text.replace(old, new, 1)
+
+
+# -- the reference's partitionings compute what the global program does -----------------------
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_reference_partitioning_is_equal(executor, name):
+    text = local(name)
+    for collective in COLLECTIVES[name]:
+        assert f"stablehlo.{collective}" in text
+    result = run_check(executor, name)
+    assert result.equal, str(result)
+    assert result.divergence is None
+    assert all(r.difference.mismatches == 0 for r in result.results)
+    assert "EQUAL" in str(result)
+
+
+def test_other_seeds_are_equal_too(executor):
+    assert run_check(executor, "slice_permute_all_to_all", seed=123).equal
+
+
+def test_result_is_frozen(executor):
+    result = run_check(executor, "elementwise")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.seed = 1  # type: ignore[misc]
+
+
+# -- broken partitionings are caught, and the first diverging op is named ----------------------
+
+
+def _remove_first(text: str, op_name: str) -> str:
+    module = load_text(text, "local.mlir")
+    op = next(op for op in module.walk() if op.name == op_name)
+    op.results[0].replace_all_uses_with(op.operands[0])
+    op.erase()
+    return write_text(module)
+
+
+def test_removed_all_reduce_is_localized_to_the_dot(executor):
+    text = _remove_first(local("matmul"), "stablehlo.all_reduce")
+    result = run_check(executor, "matmul", text)
+    assert not result.equal
+    d = result.divergence
+    assert d is not None and d.op_name == "stablehlo.dot_general"
+    assert d.location.line == line_of(text, "stablehlo.dot_general")
+    assert d.global_location is not None and d.global_location.line == line_of(
+        PROGRAMS["matmul"], "stablehlo.dot_general"
+    )
+    assert d.compared_after == ()
+    assert d.sharding == '#sdy.sharding<@mesh, [{"x"}, {}]>'
+
+
+def test_permuted_replica_groups_are_localized_to_the_all_reduce(executor):
+    text = replace_once(local("matmul"), "[[0, 1], [2, 3]]", "[[0, 2], [1, 3]]")
+    result = run_check(executor, "matmul", text)
+    assert not result.equal
+    d = result.divergence
+    assert d is not None and d.op_name == "stablehlo.dot_general"
+    assert [n.name for n in d.compared_after] == ["stablehlo.all_reduce"]
+    assert d.compared_after[0].location.line == line_of(text, "stablehlo.all_reduce")
+    assert "[[0, 2], [1, 3]]" in d.compared_after[0].detail
+    assert set(d.devices) == {0, 1, 2, 3}
+    # The wrong groups also leave the replicated result inconsistent across devices.
+    assert result.results[0].disagreeing_devices
+
+
+def test_all_gather_on_the_wrong_dim_is_localized_to_its_user(executor):
+    text = local("all_gather")
+    text = replace_once(text, "all_gather_dim = 0", "all_gather_dim = 1")
+    text = replace_once(
+        text,
+        "(tensor<4x8xf32>) -> tensor<8x8xf32>",
+        "(tensor<4x8xf32>) -> tensor<4x16xf32>\n"
+        "    %wrong = stablehlo.reshape %1 : (tensor<4x16xf32>) -> tensor<8x8xf32>",
+    )
+    text = replace_once(text, "stablehlo.negate %1", "stablehlo.negate %wrong")
+    result = run_check(executor, "all_gather", text)
+    assert not result.equal
+    d = result.divergence
+    assert d is not None and d.op_name == "stablehlo.negate"
+    gathers = [n for n in d.inputs_via if n.name == "stablehlo.all_gather"]
+    assert len(gathers) == 1 and "all_gather_dim=1" in gathers[0].detail
+    assert gathers[0].location.line == line_of(text, "stablehlo.all_gather")
+
+
+def test_wrong_slice_offsets_are_localized_to_the_dot(executor):
+    text = replace_once(
+        local("slice_permute_all_to_all"), "dense<[0, 8, 0, 8]>", "dense<[8, 0, 8, 0]>"
+    )
+    result = run_check(executor, "slice_permute_all_to_all", text)
+    assert not result.equal
+    assert result.results[1].equal  # the all_to_all result does not read the slice
+    d = result.divergence
+    assert d is not None and d.op_name == "stablehlo.dot_general"
+    assert "stablehlo.dynamic_slice" in [n.name for n in d.inputs_via]
+
+
+def test_wrong_collective_permute_is_localized_to_its_user(executor):
+    text = replace_once(
+        local("slice_permute_all_to_all"),
+        "[[0, 0], [1, 2], [2, 1], [3, 3]]",
+        "[[0, 0], [1, 1], [2, 2], [3, 3]]",
+    )
+    result = run_check(executor, "slice_permute_all_to_all", text)
+    d = result.divergence
+    assert not result.equal and d is not None
+    assert d.op_name == "stablehlo.exponential"
+    assert "stablehlo.collective_permute" in [n.name for n in d.inputs_via]
+    assert f"local.mlir:{d.location.line}:" in str(result)
+
+
+def test_wrong_compute_op_is_localized_to_itself(executor):
+    text = replace_once(local("elementwise"), "stablehlo.exponential", "stablehlo.log_plus_one")
+    result = run_check(executor, "elementwise", text)
+    d = result.divergence
+    assert not result.equal and d is not None
+    assert d.op_name == "stablehlo.log_plus_one"
+    assert d.location.line == line_of(text, "stablehlo.log_plus_one")
+
+
+def test_wrong_integer_op_is_caught_exactly(executor):
+    text = replace_once(local("ints_and_bools"), "stablehlo.compare GT", "stablehlo.compare GE")
+    result = run_check(executor, "ints_and_bools", text)
+    assert not result.equal
+    assert result.divergence is not None and result.divergence.op_name == "stablehlo.compare"
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+CUSTOM_CALL = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.custom_call @shardwise_no_such_target(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+def _write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    glob = _write(tmp_path, "g.mlir", PROGRAMS["matmul"])
+    good = _write(tmp_path, "good.mlir", local("matmul"))
+    bad = _write(
+        tmp_path, "bad.mlir", replace_once(local("matmul"), "[[0, 1], [2, 3]]", "[[0, 2], [1, 3]]")
+    )
+    assert cli.main(["check", glob, "--partitioned", good, "--seed", "3"]) == 0
+    assert "EQUAL" in capsys.readouterr().out
+    assert cli.main(["check", glob, "--partitioned", bad]) == 1
+    out = capsys.readouterr().out
+    assert "DIFFERENT" in out and f"{bad}:{line_of(local('matmul'), 'dot_general')}:" in out
+    assert cli.main(["check", glob, "--partitioned", good, "--devices", "8"]) == 1
+    assert "--devices 8" in capsys.readouterr().err
+
+
+def test_cli_names_ops_xla_cpu_cannot_run(tmp_path, capsys):
+    glob = _write(tmp_path, "g.mlir", CUSTOM_CALL)
+    assert cli.main(["check", glob, "--partitioned", glob]) == 2
+    err = capsys.readouterr().err
+    assert "cannot compile" in err
+    assert "stablehlo.custom_call @shardwise_no_such_target" in err and "g.mlir:3:8" in err
+
+
+def test_cli_without_partitioned_uses_shardwise_partition(tmp_path, capsys):
+    glob = _write(tmp_path, "g.mlir", PROGRAMS["matmul"])
+    status = cli.main(["check", glob])
+    if "sdy-convert-global-to-local" in passes.pass_names():
+        assert status == 0, capsys.readouterr()
+    else:
+        assert status == 1
+        assert "partition pass is not available yet" in capsys.readouterr().err
