@@ -78,6 +78,18 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   return %1 : tensor<8xf32>
 }
 """,
+    # With `canonicalize` in the chain, all_reduce + all_slice fuse into a reduce_scatter.
+    "reduce_scatter": MESH_2X2
+    + """
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>})
+    -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>}) {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1]
+      : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = stablehlo.sine %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+""",
     # Sub-axes, and two axes on one dimension, on 8 devices.
     "sub_axes": """sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @main(
@@ -120,6 +132,7 @@ COLLECTIVES = {
     "all_gather": ["all_gather"],
     "slice_permute_all_to_all": ["all_reduce", "collective_permute", "all_to_all", "partition_id"],
     "reduce": ["all_reduce"],
+    "reduce_scatter": ["reduce_scatter"],
     "sub_axes": [],
     "device_ids": ["all_reduce", "all_gather"],
     "ints_and_bools": ["all_gather", "dynamic_slice"],
@@ -135,7 +148,10 @@ def executor():
 @functools.cache
 def local(name: str) -> str:
     """The per-device program the reference makes from PROGRAMS[name]."""
-    return run_pass(PROGRAMS[name], list(PARTITION_CHAIN))
+    chain = list(PARTITION_CHAIN)
+    if name == "reduce_scatter":
+        chain.insert(-1, "canonicalize")
+    return run_pass(PROGRAMS[name], chain)
 
 
 def run_check(executor, name: str, local_text: str | None = None, seed: int = 0):
@@ -266,6 +282,16 @@ def test_wrong_collective_permute_is_localized_to_its_user(executor):
     assert d.op_name == "stablehlo.exponential"
     assert "stablehlo.collective_permute" in [n.name for n in d.inputs_via]
     assert f"local.mlir:{d.location.line}:" in str(result)
+
+
+def test_wrong_reduce_scatter_is_localized_to_its_user(executor):
+    # The reduce's own value is a partial sum until the reduce_scatter: not compared.
+    text = replace_once(local("reduce_scatter"), "[[0, 1], [2, 3]]", "[[0, 2], [1, 3]]")
+    result = run_check(executor, "reduce_scatter", text)
+    d = result.divergence
+    assert not result.equal and d is not None
+    assert d.op_name == "stablehlo.sine"
+    assert [n.name for n in d.inputs_via] == ["stablehlo.reduce_scatter"]
 
 
 def test_wrong_compute_op_is_localized_to_itself(executor):
