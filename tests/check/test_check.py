@@ -14,6 +14,7 @@ import pytest
 
 from shardwise import cli, passes
 from shardwise.check import check
+from shardwise.check import executor as executor_module
 from shardwise.check.cli import PARTITION_CHAIN
 from shardwise.check.executor import Executor
 from shardwise.io.mlir import load_text, write_text
@@ -141,8 +142,13 @@ COLLECTIVES = {
 
 @pytest.fixture(scope="module")
 def executor():
-    with Executor(devices=8) as ex:
-        yield ex
+    """One worker for the module; the command line's `shared_executor` is this one too."""
+    with Executor(devices=8).start() as ex:
+        previous, executor_module._SHARED = executor_module._SHARED, ex
+        try:
+            yield ex
+        finally:
+            executor_module._SHARED = previous
 
 
 @functools.cache
@@ -327,7 +333,7 @@ def _write(tmp_path, name: str, text: str) -> str:
     return str(path)
 
 
-def test_cli_exit_codes(tmp_path, capsys):
+def test_cli_exit_codes(executor, tmp_path, capsys):
     glob = _write(tmp_path, "g.mlir", PROGRAMS["matmul"])
     good = _write(tmp_path, "good.mlir", local("matmul"))
     bad = _write(
@@ -342,7 +348,7 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "--devices 8" in capsys.readouterr().err
 
 
-def test_cli_names_ops_xla_cpu_cannot_run(tmp_path, capsys):
+def test_cli_names_ops_xla_cpu_cannot_run(executor, tmp_path, capsys):
     glob = _write(tmp_path, "g.mlir", CUSTOM_CALL)
     assert cli.main(["check", glob, "--partitioned", glob]) == 2
     err = capsys.readouterr().err
@@ -350,7 +356,7 @@ def test_cli_names_ops_xla_cpu_cannot_run(tmp_path, capsys):
     assert "stablehlo.custom_call @shardwise_no_such_target" in err and "g.mlir:3:8" in err
 
 
-def test_cli_without_partitioned_uses_shardwise_partition(tmp_path, capsys):
+def test_cli_without_partitioned_uses_shardwise_partition(executor, tmp_path, capsys):
     glob = _write(tmp_path, "g.mlir", PROGRAMS["matmul"])
     status = cli.main(["check", glob])
     if "sdy-convert-global-to-local" in passes.pass_names():

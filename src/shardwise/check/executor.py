@@ -71,6 +71,11 @@ class Executor:
         with np.load(folder / "outputs.npz") as data:
             return [data[f"a{i}"] for i in range(len(data.files))]
 
+    def start(self) -> Executor:
+        """Start the worker now (it initialises jax while the caller does other work)."""
+        self._worker()
+        return self
+
     def _worker(self) -> subprocess.Popen[str]:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc

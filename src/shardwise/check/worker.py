@@ -105,4 +105,5 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    _backend()  # initialise jax now, while the parent prepares the first request
     serve(sys.stdin, sys.stdout)
