@@ -124,6 +124,15 @@ func.func @main(%arg0: tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
   return %3, %2 : tensor<8x4xi32>, tensor<8x4xi1>
 }
 """,
+    # bf16 crosses the process boundary as its bits; a scalar gets a device dim of its own.
+    "bf16_and_scalar": """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8x4xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<f32>) -> (tensor<8x4xbf16>, tensor<f32>) {
+  %0 = stablehlo.exponential %arg0 : tensor<8x4xbf16>
+  %1 = stablehlo.negate %arg1 : tensor<f32>
+  return %0, %1 : tensor<8x4xbf16>, tensor<f32>
+}
+""",
 }
 
 # The collectives each reference partitioning contains (so the equal cases exercise them).
@@ -137,6 +146,7 @@ COLLECTIVES = {
     "sub_axes": [],
     "device_ids": ["all_reduce", "all_gather"],
     "ints_and_bools": ["all_gather", "dynamic_slice"],
+    "bf16_and_scalar": [],
 }
 
 

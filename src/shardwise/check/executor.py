@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from shardwise.check.worker import load_arrays, save_arrays
 from shardwise.errors import InternalError
 
 __all__ = ["Executor", "ExecutionError", "shared_executor"]
@@ -51,11 +52,12 @@ class Executor:
         proc = self._worker()
         folder = Path(self._dir.name)
         (folder / "program.mlir").write_text(text, encoding="utf-8")
-        np.savez(folder / "inputs.npz", **{f"a{i}": a for i, a in enumerate(inputs)})
+        dtypes = save_arrays(str(folder / "inputs.npz"), inputs)
         request = {
             "mlir": str(folder / "program.mlir"),
             "devices": devices,
             "inputs": str(folder / "inputs.npz"),
+            "dtypes": dtypes,
             "outputs": str(folder / "outputs.npz"),
         }
         assert proc.stdin is not None and proc.stdout is not None
@@ -68,8 +70,7 @@ class Executor:
         reply = json.loads(line)
         if not reply["ok"]:
             raise ExecutionError(reply["stage"], reply["error"])
-        with np.load(folder / "outputs.npz") as data:
-            return [data[f"a{i}"] for i in range(len(data.files))]
+        return load_arrays(str(folder / "outputs.npz"), reply["dtypes"])
 
     def start(self) -> Executor:
         """Start the worker now (it initialises jax while the caller does other work)."""

@@ -17,7 +17,7 @@ Both can also return every intermediate value of their main function as extra re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from shardwise import ir
@@ -121,7 +121,7 @@ def _strip_func_attrs(func: Op) -> None:
                 del entry.entries[name]
 
 
-def _types_text(types: list[ir.Type]) -> str:
+def _types_text(types: Sequence[ir.Type]) -> str:
     return ", ".join(str(t) for t in types)
 
 

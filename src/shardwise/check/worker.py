@@ -4,8 +4,9 @@ Started by `shardwise.check.executor.Executor` with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` already in its environment, so jax
 creates N CPU devices when it initialises (a flag set after that has no effect, which is
 why this runs in its own process). Protocol: one JSON request per stdin line,
-``{"mlir": path, "devices": n, "inputs": path.npz, "outputs": path.npz}``; one JSON reply
-per stdout line, ``{"ok": true}`` or ``{"ok": false, "stage": "compile"|"run", "error": text}``.
+``{"mlir": path, "devices": n, "inputs": path.npz, "dtypes": [...], "outputs": path.npz}``;
+one JSON reply per stdout line, ``{"ok": true, "dtypes": [...]}`` or
+``{"ok": false, "stage": "compile"|"run", "error": text}`` (arrays: `save_arrays`).
 
 Programs with ``devices == 1`` run as they are on one device. Programs for n > 1 devices must
 take and return arrays whose leading dimension has size n and is sharded over all n devices
@@ -20,6 +21,28 @@ import sys
 from typing import Any
 
 import numpy as np
+
+
+def save_arrays(path: str, arrays: list[np.ndarray]) -> list[str]:
+    """Write `arrays` to an .npz file; returns their dtype names (npz cannot hold bfloat16,
+    which is stored as its bits, uint16, and restored from the name by `load_arrays`)."""
+    names = [a.dtype.name for a in arrays]
+    np.savez(path, *[a.view(np.uint16) if a.dtype.name == "bfloat16" else a for a in arrays])
+    return names
+
+
+def load_arrays(path: str, dtypes: list[str]) -> list[np.ndarray]:
+    """Read what `save_arrays` wrote."""
+    with np.load(path) as data:
+        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
+    if "bfloat16" not in dtypes:
+        return arrays
+    import ml_dtypes
+
+    return [
+        a.view(ml_dtypes.bfloat16) if name == "bfloat16" else a
+        for a, name in zip(arrays, dtypes, strict=True)
+    ]
 
 
 def _backend() -> tuple[Any, Any]:
@@ -65,11 +88,12 @@ def _run(executable: Any, inputs: list[np.ndarray], devices: list[Any]) -> list[
     position = {d.id: p for p, d in enumerate(devices)}
     outputs = []
     for per_device in results:
-        rows: list[np.ndarray | None] = [None] * len(devices)
+        rows: dict[int, np.ndarray] = {}
         for shard in per_device:
             (device,) = shard.devices()
             rows[position[device.id]] = np.asarray(shard)
-        outputs.append(rows[0] if len(devices) == 1 else np.concatenate(rows))
+        ordered = [rows[p] for p in range(len(devices))]
+        outputs.append(ordered[0] if len(devices) == 1 else np.concatenate(ordered))
     return outputs
 
 
@@ -94,14 +118,12 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
         executable = _compile(text, devices)
     except Exception as e:  # noqa: BLE001 - XLA's message goes back to the parent
         return {"ok": False, "stage": "compile", "error": str(e)}
-    with np.load(request["inputs"]) as data:
-        inputs = [data[f"a{i}"] for i in range(len(data.files))]
+    inputs = load_arrays(request["inputs"], request["dtypes"])
     try:
         outputs = _run(executable, inputs, devices)
     except Exception as e:  # noqa: BLE001
         return {"ok": False, "stage": "run", "error": str(e)}
-    np.savez(request["outputs"], **{f"a{i}": a for i, a in enumerate(outputs)})
-    return {"ok": True}
+    return {"ok": True, "dtypes": save_arrays(request["outputs"], outputs)}
 
 
 if __name__ == "__main__":
