@@ -210,6 +210,17 @@ def test_other_seeds_are_equal_too(executor):
     assert run_check(executor, "slice_permute_all_to_all", seed=123).equal
 
 
+def test_modules_are_accepted_and_named_by_their_file(executor):
+    glob = load_text(PROGRAMS["matmul"], "g.mlir")
+    part = load_text(
+        replace_once(local("matmul"), "[[0, 1], [2, 3]]", "[[0, 2], [1, 3]]"), "l.mlir"
+    )
+    result = check(glob, part, executor=executor)
+    assert not result.equal and result.divergence is not None
+    assert result.divergence.location.file == "l.mlir"
+    assert str(result.divergence).startswith(f"l.mlir:{result.divergence.location.line}:")
+
+
 def test_result_is_frozen(executor):
     result = run_check(executor, "elementwise")
     with pytest.raises(dataclasses.FrozenInstanceError):
