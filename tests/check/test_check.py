@@ -295,6 +295,9 @@ def test_wrong_slice_offsets_are_localized_to_the_dot(executor):
     d = result.divergence
     assert d is not None and d.op_name == "stablehlo.dot_general"
     assert "stablehlo.dynamic_slice" in [n.name for n in d.inputs_via]
+    tables = [n for n in d.inputs_via if n.name == "stablehlo.constant"]
+    assert [n.detail for n in tables] == ["dense<[8, 0, 8, 0]>"]
+    assert tables[0].location.line == line_of(text, "dense<[8, 0, 8, 0]>")
 
 
 def test_wrong_collective_permute_is_localized_to_its_user(executor):

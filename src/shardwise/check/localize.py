@@ -40,7 +40,7 @@ from shardwise.check.programs import Program
 from shardwise.check.slicing import local_shape, split
 from shardwise.check.values import Difference, compare
 from shardwise.errors import Location, UnsupportedError
-from shardwise.ir import Op, Value
+from shardwise.ir import Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 
@@ -198,6 +198,8 @@ def _nearby(op: Op) -> NearbyOp:
     for key in ("all_gather_dim", "split_dimension", "concat_dimension", "scatter_dimension"):
         if key in op.properties:
             detail += f" {key}={str(op.properties[key]).split(' :')[0]}"
+    if op.name == "stablehlo.constant":
+        detail = str(op.properties.get("value", "")).split(" :")[0]
     for key in ("replica_groups", "source_target_pairs"):
         if key in op.properties:
             detail += f" {key}={str(op.properties[key]).split(' :')[0]}"
@@ -223,7 +225,16 @@ def _inputs_via(op: Op, checked: set[int]) -> tuple[NearbyOp, ...]:
 
 
 def _is_slicing(op: Op) -> bool:
+    """Ops a collective is lowered to that decide which piece a device takes."""
+    if op.name == "stablehlo.constant":
+        return _is_offset_table(op)
     return op.name in ("stablehlo.dynamic_slice", "stablehlo.slice", "stablehlo.reshape")
+
+
+def _is_offset_table(op: Op) -> bool:
+    """An integer constant with one entry per device (an all-slice's offsets)."""
+    t = op.results[0].type
+    return isinstance(t, TensorType) and t.rank == 1 and t.element_type.startswith(("i", "ui"))
 
 
 def _compare_site(
