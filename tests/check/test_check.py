@@ -2,7 +2,7 @@
 on simulated CPU devices and equal their unsharded program; broken ones are caught and the
 first diverging op is named.
 
-One XLA worker process serves the whole module (`executor` fixture).
+One XLA worker process serves every test (`executor` in conftest.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import pytest
 
 from shardwise import cli, passes
 from shardwise.check import check
-from shardwise.check import executor as executor_module
 from shardwise.check.cli import PARTITION_CHAIN
-from shardwise.check.executor import Executor
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 
@@ -91,15 +89,18 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   return %1 : tensor<8xf32>
 }
 """,
-    # Sub-axes, and two axes on one dimension, on 8 devices.
+    # Sub-axes, and two axes on one dimension, on 8 devices; the replicated result is one
+    # all_gather over all devices, reordered by reshape/transpose (so a wrong reading of the
+    # sub-axes would show: elementwise ops alone commute with any permutation of devices).
     "sub_axes": """sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @main(
     %arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>},
     %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>})
-    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>}) {
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {"x":(2)2, "y"}]>},
+        tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
   %0 = stablehlo.subtract %arg0, %arg1 : tensor<8x8xf32>
   %1 = stablehlo.tanh %0 : tensor<8x8xf32>
-  return %1 : tensor<8x8xf32>
+  return %1, %0 : tensor<8x8xf32>, tensor<8x8xf32>
 }
 """,
     "device_ids": """sdy.mesh @mesh = <["x"=2, "y"=2], device_ids=[3, 1, 2, 0]>
@@ -143,22 +144,11 @@ COLLECTIVES = {
     "slice_permute_all_to_all": ["all_reduce", "collective_permute", "all_to_all", "partition_id"],
     "reduce": ["all_reduce"],
     "reduce_scatter": ["reduce_scatter"],
-    "sub_axes": [],
+    "sub_axes": ["all_gather", "transpose"],
     "device_ids": ["all_reduce", "all_gather"],
     "ints_and_bools": ["all_gather", "dynamic_slice"],
     "bf16_and_scalar": [],
 }
-
-
-@pytest.fixture(scope="module")
-def executor():
-    """One worker for the module; the command line's `shared_executor` is this one too."""
-    with Executor(devices=8).start() as ex:
-        previous, executor_module._SHARED = executor_module._SHARED, ex
-        try:
-            yield ex
-        finally:
-            executor_module._SHARED = previous
 
 
 @functools.cache

@@ -43,10 +43,17 @@ def device_coords(mesh: Mesh, device_id: int) -> dict[str, int]:
 
 
 def _axis_index(axis: AxisRef, coords: dict[str, int], mesh: Mesh) -> int:
+    """The coordinate along `axis`; a sub-axis takes its digit of the full axis' coordinate.
+
+    ``"x":(p)s`` is the s-sized digit with sub-axes of total size p to its major side, so
+    the minor sub-axes below it have size ``|x| / (p * s)``.
+    """
     coord = coords[axis.name]
-    if axis.sub_axis_info is None:
+    info = axis.sub_axis_info
+    if info is None:
         return coord
-    return (coord // axis.sub_axis_info.pre_size) % axis.sub_axis_info.size
+    minor = mesh.axis_size(axis.name) // (info.pre_size * info.size)
+    return (coord // minor) % info.size
 
 
 def _shard_count(axes: Sequence[AxisRef], mesh: Mesh) -> int:
