@@ -8,8 +8,11 @@ sub-axes, several axes on one dimension, explicit device ids and replicated axes
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from shardwise.check.slicing import split
+from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.ir import TensorType
 from shardwise.sharding import TensorSharding
 from shardwise.syntax import parse_mesh
@@ -48,8 +51,7 @@ func.func @main(%arg0: {stacked} {{sdy.sharding = #sdy.sharding<@mesh, [{{{all_a
 """
 
 
-@pytest.mark.parametrize("mesh_text, dims", CASES, ids=[f"{d}{m}" for m, d in CASES])
-def test_split_matches_xla(executor, mesh_text, dims):
+def _check_split(executor, mesh_text: str, dims: str) -> None:
     mesh = parse_mesh("#sdy.mesh" + mesh_text)
     sharding = TensorSharding.parse(f"<@mesh, {dims}>")
     n = mesh.total_size
@@ -61,6 +63,11 @@ def test_split_matches_xla(executor, mesh_text, dims):
         assert np.array_equal(copies[p], x), f"device {p}"
 
 
+@pytest.mark.parametrize("mesh_text, dims", CASES, ids=[f"{d}{m}" for m, d in CASES])
+def test_split_matches_xla(executor, mesh_text, dims):
+    _check_split(executor, mesh_text, dims)
+
+
 def test_a_wrong_split_is_caught(executor):
     """The same program with two devices' pieces swapped does not give the array back."""
     mesh_text, dims = CASES[0]
@@ -69,3 +76,58 @@ def test_a_wrong_split_is_caught(executor):
     pieces = split(x, TensorSharding.parse(f"<@mesh, {dims}>"), mesh)[[1, 0, 2, 3]]
     (out,) = executor.run(_program(mesh_text, dims, 4, pieces.shape[1:]), [pieces], 4)
     assert not np.array_equal(out.reshape(4, *SHAPE)[0], x)
+
+
+# -- random meshes and shardings -------------------------------------------------------------
+
+
+@st.composite
+def mesh_and_sharding(draw):
+    """A mesh of up to 8 devices (maybe with permuted ids) and a 2-d sharding on it.
+
+    Each axis is cut into digits of size 2 (sub-axes) or kept whole; every piece goes to dim
+    0, dim 1 or nowhere, in a random order within its dim.
+    """
+    sizes = draw(st.sampled_from([(2,), (4,), (8,), (2, 2), (2, 4), (4, 2), (2, 2, 2)]))
+    names = ["x", "y", "z"][: len(sizes)]
+    n = int(np.prod(sizes))
+    ids = ""
+    if draw(st.booleans()):
+        perm = draw(st.permutations(list(range(n))))
+        ids = f", device_ids=[{', '.join(map(str, perm))}]"
+    axes = ", ".join(f'"{a}"={s}' for a, s in zip(names, sizes, strict=True))
+    mesh_text = f"<[{axes}]{ids}>"
+    pieces = []
+    for name, size in zip(names, sizes, strict=True):
+        if size == 2 or not draw(st.booleans()):
+            pieces.append(f'"{name}"')
+            continue
+        pieces.extend(f'"{name}":({2**k})2' for k in range(size.bit_length() - 1))
+    dims: list[list[str]] = [[], []]
+    for piece in draw(st.permutations(pieces)):
+        where = draw(st.sampled_from([0, 1, None]))
+        if where is not None:
+            dims[where].append(piece)
+    return mesh_text, "[" + ", ".join("{" + ", ".join(d) + "}" for d in dims) + "]"
+
+
+def _valid(mesh_text: str, dims: str) -> bool:
+    """Whether Shardy accepts the sharding (it rejects e.g. sub-axes that should be merged)."""
+    text = (
+        f"sdy.mesh @mesh = {mesh_text}\n"
+        f"func.func @main(%arg0: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {dims}>}})"
+        " -> tensor<8x8xf32> {\n  return %arg0 : tensor<8x8xf32>\n}\n"
+    )
+    try:
+        run_pass(text, None)
+    except ReferenceError:
+        return False
+    return True
+
+
+@settings(max_examples=15)
+@given(case=mesh_and_sharding())
+def test_random_split_matches_xla(executor, case):
+    mesh_text, dims = case
+    assume(_valid(mesh_text, dims))
+    _check_split(executor, mesh_text, dims)
