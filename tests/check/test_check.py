@@ -330,6 +330,42 @@ def test_wrong_integer_op_is_caught_exactly(executor):
     assert result.divergence is not None and result.divergence.op_name == "stablehlo.compare"
 
 
+# -- a mistake of the reference itself ------------------------------------------------------
+
+# On this 4x2 mesh the reference's sdy-convert-global-to-local (jaxlib 0.10.2) lowers the
+# reshard [{}, {"y"}] -> [{"y"}, {"x"}] (an all_slice on sub-axes of "x", then a
+# collective_permute) so that devices 2-5 end up with the wrong tile. Offsets and pairs worked
+# out by hand from Shardy's definition of sub-axes ("x":(1)2 is the major half of "x", as XLA
+# reads it too) make the same program equal.
+RESHARD_4X2 = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+    -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) {
+  %0 = stablehlo.tanh %arg0 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+"""
+REFERENCE_PAIRS = "[[0, 0], [1, 2], [2, 4], [3, 6], [4, 1], [5, 3], [6, 5], [7, 7]]"
+HAND_PAIRS = "[[0, 0], [2, 1], [4, 2], [6, 3], [1, 4], [3, 5], [5, 6], [7, 7]]"
+
+
+def test_reference_reshard_on_sub_axes_is_caught(executor):
+    text = run_pass(RESHARD_4X2, list(PARTITION_CHAIN))
+    assert REFERENCE_PAIRS in text
+    result = check(RESHARD_4X2, text, executor=executor)
+    d = result.divergence
+    assert not result.equal and d is not None
+    assert d.op_name == "stablehlo.tanh" and d.devices == (2, 3, 4, 5)
+    assert "stablehlo.collective_permute" in [n.name for n in d.inputs_via]
+    fixed = replace_once(text, REFERENCE_PAIRS, HAND_PAIRS)
+    fixed = replace_once(
+        fixed, "dense<[0, 0, 0, 0, 8, 8, 8, 8]>", "dense<[0, 0, 8, 8, 0, 0, 8, 8]>"
+    )
+    fixed = replace_once(
+        fixed, "dense<[0, 0, 4, 4, 0, 0, 4, 4]>", "dense<[0, 0, 0, 0, 4, 4, 4, 4]>"
+    )
+    assert check(RESHARD_4X2, fixed, executor=executor).equal
+
+
 # -- the command line --------------------------------------------------------------------------
 
 

@@ -11,7 +11,8 @@ so no bisection is needed. How ops are matched:
    of the same name and result count (or, when no global op of that name is left, the next
    global op: the local op replaced it). An op without a sharding (a replicated op keeps none)
    pairs only with the very next unpaired global op, and only when its result types equal
-   that op's global types; it is compared as replicated.
+   that op's global types; it is compared as replicated. Global ops whose values do not
+   reach main's results are left out (partitioners drop dead code).
 2. The local op's value is compared after the ``all_reduce`` ops that directly follow it: a
    dot or reduce over a sharded dimension yields partial sums on each device, and its sharding
    describes the value once they are summed. A value consumed by a ``reduce_scatter`` is partial
@@ -118,6 +119,7 @@ MeshOf = Callable[[TensorSharding], Mesh]
 def pair_ops(glob: Program, local: Program) -> list[tuple[Op, Op, TensorShardingPerValue | None]]:
     """(global op, local op, its sharding) triples, rule 1 of the module docstring."""
     pairs: list[tuple[Op, Op, TensorShardingPerValue | None]] = []
+    gops = _live_ops(glob)
     start = 0
     for lop, sharding in zip(local.ops, local.op_shardings, strict=True):
         if lop.name in COLLECTIVES:
@@ -125,21 +127,41 @@ def pair_ops(glob: Program, local: Program) -> list[tuple[Op, Op, TensorSharding
         if sharding is None:
             # An unsharded op pairs only with the very next global op, and only if it has
             # that op's (global) types: replicated ops keep none, helper ops rarely match.
-            if start < len(glob.ops) and _same_types(glob.ops[start], lop):
-                pairs.append((glob.ops[start], lop, None))
+            if start < len(gops) and _same_types(gops[start], lop):
+                pairs.append((gops[start], lop, None))
                 start += 1
             continue
-        k = _next_same_name(glob.ops, start, lop)
-        if k is None and start < len(glob.ops):
+        k = _next_same_name(gops, start, lop)
+        if k is None and start < len(gops):
             # No global op of this name is left: the local op replaced the next one.
-            k = start if len(glob.ops[start].results) == len(lop.results) else None
+            k = start if len(gops[start].results) == len(lop.results) else None
         if k is not None:
-            pairs.append((glob.ops[k], lop, sharding))
+            pairs.append((gops[k], lop, sharding))
             start = k + 1
     return pairs
 
 
-def _next_same_name(ops: tuple[Op, ...], start: int, lop: Op) -> int | None:
+def _live_ops(program: Program) -> list[Op]:
+    """The ops whose values reach main's own results (partitioners drop the others)."""
+    if not program.ops:
+        return []
+    block = program.ops[0].parent
+    ret = block.terminator if block is not None else None
+    if ret is None:
+        return list(program.ops)
+    live: set[int] = set()
+    stack = [v.defining_op for v in ret.operands[: program.num_results]]
+    while stack:
+        op = stack.pop()
+        if op is None or id(op) in live:
+            continue
+        live.add(id(op))
+        for nested in op.walk():
+            stack.extend(v.defining_op for v in nested.operands)
+    return [op for op in program.ops if id(op) in live]
+
+
+def _next_same_name(ops: list[Op], start: int, lop: Op) -> int | None:
     for k in range(start, len(ops)):
         if ops[k].name == lop.name and len(ops[k].results) == len(lop.results):
             return k
