@@ -122,6 +122,21 @@ def _io_shardings(
     return [_sharding(lmain, i, result) or _sharding(gmain, i, result) for i in range(count)]
 
 
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """Both programs, loaded, with the inputs each one gets."""
+
+    gtext: str
+    ltext: str
+    gmod: ir.Module
+    lmod: ir.Module
+    meshes: _Meshes
+    mesh: Mesh  # the mesh the local program runs on
+    inputs: tuple[np.ndarray, ...]  # global arrays, one per argument
+    local_inputs: tuple[np.ndarray, ...]  # per argument: row p is device id p's piece
+    result_shardings: tuple[TensorSharding | None, ...]
+
+
 def check(
     global_program: str | ir.Module,
     local_program: str | ir.Module,
@@ -138,40 +153,59 @@ def check(
     """
     gtext, gname = _text_of(global_program, global_name)
     ltext, lname = _text_of(local_program, local_name)
+    case = _prepare(gtext, gname, ltext, lname, seed, devices)
+    run = executor or shared_executor()
+    _, gout, _, lout = _run_both(run, case, intermediates=False)
+    checks = tuple(
+        _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh)
+        for i, s in enumerate(case.result_shardings)
+    )
+    divergence = None
+    if not all(c.equal for c in checks):
+        divergence = _localize(run, case, checks)
+    return CheckResult(gname, lname, case.mesh.total_size, seed, checks, divergence)
+
+
+def _prepare(
+    gtext: str, gname: str, ltext: str, lname: str, seed: int, devices: int | None
+) -> _Case:
+    """Load both programs, check that they fit together, draw and split the inputs."""
     gmod, lmod = load_text(gtext, gname), load_text(ltext, lname)
     gmain, lmain = programs.find_main(gmod), programs.find_main(lmod)
     meshes = _Meshes(lmod, gmod)
     gargs = [a.type for a in gmain.regions[0].entry.args]
     largs = [a.type for a in lmain.regions[0].entry.args]
-    if len(gargs) != len(largs):
+    gresults, lresults = ir.func_result_types(gmain), ir.func_result_types(lmain)
+    if len(gargs) != len(largs) or len(gresults) != len(lresults):
         raise VerifyError(
-            f"the local main takes {len(largs)} arguments, the global main {len(gargs)}",
+            f"the local main has {len(largs)} arguments and {len(lresults)} results, "
+            f"the global main {len(gargs)} and {len(gresults)}; they must match",
             lmain.location,
         )
     arg_shardings = _io_shardings(lmain, gmain, len(gargs), result=False)
-    result_types = ir.func_result_types(gmain)
-    result_shardings = _io_shardings(lmain, gmain, len(result_types), result=True)
+    result_shardings = _io_shardings(lmain, gmain, len(gresults), result=True)
     mesh = _device_mesh(arg_shardings + result_shardings, meshes, lmod, devices)
     rng = np.random.default_rng(seed)
-    inputs = [random_input(_tensor(t, gmain, "argument"), rng) for t in gargs]
-    local_inputs = [
+    inputs = tuple(random_input(_tensor(t, gmain, "argument"), rng) for t in gargs)
+    local_inputs = tuple(
         _split_input(x, s, meshes, mesh, lt, i, lmain)
         for i, (x, s, lt) in enumerate(zip(inputs, arg_shardings, largs, strict=True))
-    ]
-    run = executor or shared_executor()
-    ref = programs.reference_program(gtext, gname)
-    gout = _run(run, ref.text, inputs, 1, gmod)
-    wrapped = programs.wrap_local(ltext, lname, mesh.total_size)
-    lout = _run(run, wrapped.text, local_inputs, mesh.total_size, lmod)
-    checks = tuple(
-        _check_result(i, lout[i], gout[i], s, meshes, mesh) for i, s in enumerate(result_shardings)
     )
-    divergence = None
-    if not all(c.equal for c in checks):
-        divergence = _localize(
-            run, gtext, gname, ltext, lname, inputs, local_inputs, mesh, meshes, gmod, lmod, checks
-        )
-    return CheckResult(gname, lname, mesh.total_size, seed, checks, divergence)
+    return _Case(
+        gtext, ltext, gmod, lmod, meshes, mesh, inputs, local_inputs, tuple(result_shardings)
+    )
+
+
+def _run_both(
+    run: Executor, case: _Case, intermediates: bool
+) -> tuple[programs.Program, list[np.ndarray], programs.Program, list[np.ndarray]]:
+    """The reference on one device and the wrapped local program on the mesh's devices."""
+    ref = programs.reference_program(case.gtext, case.gmod.filename, intermediates)
+    gout = _run(run, ref.text, list(case.inputs), 1, case.gmod)
+    n = case.mesh.total_size
+    wrapped = programs.wrap_local(case.ltext, case.lmod.filename, n, intermediates)
+    lout = _run(run, wrapped.text, list(case.local_inputs), n, case.lmod)
+    return ref, gout, wrapped, lout
 
 
 def _tensor(type_: ir.Type, func: ir.Op, what: str) -> ir.TensorType:
@@ -274,25 +308,10 @@ def _check_result(
     return ResultCheck(index, label, compare(actual, expected), tuple(disagree))
 
 
-def _localize(
-    run: Executor,
-    gtext: str,
-    gname: str,
-    ltext: str,
-    lname: str,
-    inputs: list[np.ndarray],
-    local_inputs: list[np.ndarray],
-    mesh: Mesh,
-    meshes: _Meshes,
-    gmod: ir.Module,
-    lmod: ir.Module,
-    checks: tuple[ResultCheck, ...],
-) -> Divergence | None:
-    ref = programs.reference_program(gtext, gname, intermediates=True)
-    gout = _run(run, ref.text, inputs, 1, gmod)
-    wrapped = programs.wrap_local(ltext, lname, mesh.total_size, intermediates=True)
-    lout = _run(run, wrapped.text, local_inputs, mesh.total_size, lmod)
+def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:
+    """Run both programs again, returning every intermediate, and find the first divergence."""
+    ref, gout, wrapped, lout = _run_both(run, case, intermediates=True)
     differing = [
         (c.index, c.sharding, c.difference, c.disagreeing_devices) for c in checks if not c.equal
     ]
-    return localize(ref, wrapped, gout, lout, meshes, mesh, differing)
+    return localize(ref, wrapped, gout, lout, case.meshes, case.mesh, differing)
