@@ -406,6 +406,26 @@ def test_cli_names_ops_xla_cpu_cannot_run(executor, tmp_path, capsys):
     assert "stablehlo.custom_call @shardwise_no_such_target" in err and "g.mlir:3:8" in err
 
 
+INDIVISIBLE = """sdy.mesh @mesh = <["x"=4]>
+func.func @main(%arg0: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<6xf32> {
+  return %arg0 : tensor<6xf32>
+}
+"""
+
+
+def test_padding_is_not_modelled(tmp_path, capsys):
+    glob = _write(tmp_path, "g.mlir", INDIVISIBLE)
+    assert cli.main(["check", glob, "--partitioned", glob]) == 2
+    assert "not divisible by its 4 shards" in capsys.readouterr().err
+
+
+def test_mismatched_programs_are_an_input_error(tmp_path, capsys):
+    glob = _write(tmp_path, "g.mlir", PROGRAMS["matmul"])
+    other = _write(tmp_path, "l.mlir", local("reduce"))
+    assert cli.main(["check", glob, "--partitioned", other]) == 1
+    assert "must match" in capsys.readouterr().err
+
+
 def test_cli_without_partitioned_uses_shardwise_partition(executor, tmp_path, capsys):
     glob = _write(tmp_path, "g.mlir", PROGRAMS["matmul"])
     status = cli.main(["check", glob])
