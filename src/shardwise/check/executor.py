@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from shardwise.check.worker import load_arrays, save_arrays
-from shardwise.errors import InternalError
 
 __all__ = ["Executor", "ExecutionError", "shared_executor"]
 
@@ -28,7 +27,7 @@ DEFAULT_DEVICES = 8
 
 
 class ExecutionError(Exception):
-    """XLA could not compile or run a program; `stage` is "compile" or "run"."""
+    """XLA could not compile or run a program; `stage` says which ("compile", "run", ...)."""
 
     def __init__(self, stage: str, message: str) -> None:
         super().__init__(message)
@@ -64,9 +63,9 @@ class Executor:
         proc.stdin.write(json.dumps(request) + "\n")
         proc.stdin.flush()
         line = proc.stdout.readline()
-        if not line:
+        if not line:  # XLA aborted (a failed CHECK prints its message on stderr)
             self._proc = None
-            raise InternalError(f"the XLA worker process died (exit code {proc.wait()})")
+            raise ExecutionError("compile or run", f"XLA crashed (exit code {proc.wait()})")
         reply = json.loads(line)
         if not reply["ok"]:
             raise ExecutionError(reply["stage"], reply["error"])
