@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -36,10 +37,12 @@ class ExecutionError(Exception):
 
 
 class Executor:
-    """A worker process with `devices` simulated CPU devices (started on first use)."""
+    """A worker process with `devices` simulated CPU devices (started on first use); a
+    program that does not finish within `timeout` seconds is an `ExecutionError`."""
 
-    def __init__(self, devices: int = DEFAULT_DEVICES) -> None:
+    def __init__(self, devices: int = DEFAULT_DEVICES, timeout: float = 300.0) -> None:
         self.devices = devices
+        self.timeout = timeout
         self._proc: subprocess.Popen[str] | None = None
         self._dir = tempfile.TemporaryDirectory(prefix="shardwise-check-")
 
@@ -62,7 +65,7 @@ class Executor:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps(request) + "\n")
         proc.stdin.flush()
-        line = proc.stdout.readline()
+        line = self._read_reply(proc)
         if not line:  # XLA aborted (a failed CHECK prints its message on stderr)
             self._proc = None
             raise ExecutionError("compile or run", f"XLA crashed (exit code {proc.wait()})")
@@ -70,6 +73,22 @@ class Executor:
         if not reply["ok"]:
             raise ExecutionError(reply["stage"], reply["error"])
         return load_arrays(str(folder / "outputs.npz"), reply["dtypes"])
+
+    def _read_reply(self, proc: subprocess.Popen[str]) -> str:
+        """One reply line, or ExecutionError after `timeout` seconds (the worker is killed:
+        a collective whose peers never arrive blocks forever)."""
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], self.timeout)
+        if not ready:
+            self._proc = None
+            proc.kill()
+            proc.wait()
+            raise ExecutionError(
+                "run",
+                f"no answer from XLA within {self.timeout:g} s; a "
+                "collective whose peers never take part blocks forever",
+            )
+        return proc.stdout.readline()
 
     def start(self) -> Executor:
         """Start the worker now (it initialises jax while the caller does other work)."""
