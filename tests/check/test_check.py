@@ -366,6 +366,34 @@ def test_reference_reshard_on_sub_axes_is_caught(executor):
     assert check(RESHARD_4X2, fixed, executor=executor).equal
 
 
+# The same mistake without any sub-axis in the program: {"x"} -> {"y"} on the 4x2 mesh goes
+# through {"y", "x":(2)2}, and the reference's collective_permute swaps devices 1<->2, 5<->6
+# where 1<->4, 3<->6 is needed (every device then gathers the wrong rows).
+PERMUTE_4X2 = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
+  %0 = stablehlo.negate %arg0 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+"""
+
+
+def test_reference_permute_on_a_4x2_mesh_is_caught(executor):
+    text = run_pass(PERMUTE_4X2, list(PARTITION_CHAIN))
+    pairs = "[[0, 0], [1, 2], [2, 1], [3, 3], [4, 4], [5, 6], [6, 5], [7, 7]]"
+    result = check(PERMUTE_4X2, text, executor=executor)
+    assert not result.equal and result.results[0].differing_devices == tuple(range(8))
+    d = result.divergence
+    assert d is not None and d.op_name == "stablehlo.all_gather"  # feeds the return
+    assert [n.name for n in d.inputs_via] == [
+        "stablehlo.all_gather",
+        "stablehlo.collective_permute",
+    ]
+    assert pairs in d.inputs_via[1].detail
+    hand = "[[0, 0], [1, 4], [2, 2], [3, 6], [4, 1], [5, 5], [6, 3], [7, 7]]"
+    assert check(PERMUTE_4X2, replace_once(text, pairs, hand), executor=executor).equal
+
+
 # -- the command line --------------------------------------------------------------------------
 
 

@@ -36,18 +36,21 @@ class ResultCheck:
 
     index: int
     sharding: str
-    difference: Difference
+    difference: Difference  # of the reassembled value (the first replica of each slice)
+    differing_devices: tuple[int, ...]  # device ids whose piece differs from the reference's
     disagreeing_devices: tuple[int, ...]  # device ids whose replica differs from an earlier one
 
     @property
     def equal(self) -> bool:
-        return self.difference.equal and not self.disagreeing_devices
+        return self.difference.equal and not self.differing_devices
 
     def __str__(self) -> str:
         text = f"result {self.index} ({self.sharding}): {self.difference}"
+        if self.differing_devices:
+            text += f"; wrong on devices {', '.join(map(str, self.differing_devices))}"
         if self.disagreeing_devices:
             ids = ", ".join(map(str, self.disagreeing_devices))
-            text += f"; replicas differ on devices {ids}"
+            text += f"; replicas disagree on devices {ids}"
         return text
 
 
@@ -303,15 +306,17 @@ def _check_result(
     want = expected.shape if sharding is None else local_shape(expected.shape, sharding, own)
     if stacked.shape[1:] != tuple(want):
         bad = Difference(False, float("inf"), float("inf"), expected.size, expected.size)
-        return ResultCheck(index, label, bad, ())
+        return ResultCheck(index, label, bad, tuple(range(len(stacked))), ())
+    pieces = split(expected, sharding, own)
+    differing = tuple(p for p in range(len(stacked)) if not compare(stacked[p], pieces[p]).equal)
     actual, disagree = assemble(stacked, expected.shape, sharding, own)
-    return ResultCheck(index, label, compare(actual, expected), tuple(disagree))
+    return ResultCheck(index, label, compare(actual, expected), differing, tuple(disagree))
 
 
 def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:
     """Run both programs again, returning every intermediate, and find the first divergence."""
     ref, gout, wrapped, lout = _run_both(run, case, intermediates=True)
     differing = [
-        (c.index, c.sharding, c.difference, c.disagreeing_devices) for c in checks if not c.equal
+        (c.index, c.sharding, c.difference, c.differing_devices) for c in checks if not c.equal
     ]
     return localize(ref, wrapped, gout, lout, case.meshes, case.mesh, differing)
