@@ -394,6 +394,32 @@ def test_reference_permute_on_a_4x2_mesh_is_caught(executor):
     assert check(PERMUTE_4X2, replace_once(text, pairs, hand), executor=executor).equal
 
 
+# The all-slice mistake at its smallest: {"x"} -> {"x":(1)2} -> {"x"} on x=4 must give each
+# device its own rows back. The reference gathers pairs [[0,1],[2,3]] and then slices at
+# offsets [0,0,4,4]; a round trip needs [0,4,0,4]. No sub-axis at the program's boundary:
+# the verdict does not depend on how the checker reads sub-axes.
+ROUND_TRIP_X4 = """sdy.mesh @mesh = <["x"=4]>
+func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x":(1)2}, {}]> : tensor<16x8xf32>
+  %1 = stablehlo.negate %0 : tensor<16x8xf32>
+  return %1 : tensor<16x8xf32>
+}
+"""
+
+
+def test_reference_all_slice_on_a_sub_axis_is_caught(executor):
+    text = run_pass(ROUND_TRIP_X4, list(PARTITION_CHAIN))
+    result = check(ROUND_TRIP_X4, text, executor=executor)
+    d = result.divergence
+    assert not result.equal and d is not None
+    assert d.op_name == "stablehlo.negate" and d.devices == (1, 2)
+    tables = [n.detail for n in d.inputs_via if n.name == "stablehlo.constant"]
+    assert tables == ["dense<[0, 0, 4, 4]>"]
+    fixed = replace_once(text, "dense<[0, 0, 4, 4]>", "dense<[0, 4, 0, 4]>")
+    assert check(ROUND_TRIP_X4, fixed, executor=executor).equal
+
+
 # -- the command line --------------------------------------------------------------------------
 
 
