@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from shardwise import __version__, passes
+from shardwise.check import cli as check_cli
 from shardwise.errors import InputError, InternalError, Location, ShardwiseError
 from shardwise.explain import cli as explain_cli
 from shardwise.explain import report_cli
@@ -285,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mesh", required=True, help='the device mesh, e.g. \'<["x"=2, "y"=4]>\'')
     p.add_argument("--mesh-name", default="mesh", help="symbol of the mesh (default: mesh)")
     p.set_defaults(run=_cmd_import_hlo)
+
+    p = sub.add_parser("check", help="run the partitioned program on simulated devices, compare")
+    check_cli.build_parser(p)
+    p.set_defaults(run=check_cli.run)
 
     p = sub.add_parser("validate-rule", help="check a sharding rule numerically with numpy")
     validate_cli.build_parser(p)

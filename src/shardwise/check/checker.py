@@ -1,0 +1,322 @@
+"""`check`: run a partitioned program on simulated devices against the unsharded program.
+
+1. Inputs: one random array per argument of the global main (`values.random_input`, seeded).
+2. Reference: the global program without shardings on one CPU device (`programs.reference_program`).
+3. Under test: the local program wrapped in a manual computation on N simulated CPU devices
+   (`programs.wrap_local`); device id p gets the slice of each input that the argument's
+   sharding gives it (`slicing.split`), and each result is reassembled by its sharding
+   (`slicing.assemble`; replicas that disagree count as a difference).
+4. Every result is compared (`values.compare`); if any differs, both programs run again
+   returning every intermediate and `localize` names the first op that diverges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from shardwise import ir
+from shardwise.check import programs
+from shardwise.check.executor import ExecutionError, Executor, shared_executor
+from shardwise.check.localize import Divergence, localize
+from shardwise.check.slicing import assemble, local_shape, split
+from shardwise.check.values import Difference, compare, random_input
+from shardwise.errors import Location, UnsupportedError, VerifyError
+from shardwise.io.mlir import load_text, write_text
+from shardwise.mesh import Mesh
+from shardwise.sharding import TensorSharding
+
+__all__ = ["check", "CheckResult", "ResultCheck"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultCheck:
+    """One result of main: how far the partitioned value is from the reference."""
+
+    index: int
+    sharding: str
+    difference: Difference  # of the reassembled value (the first replica of each slice)
+    differing_devices: tuple[int, ...]  # device ids whose piece differs from the reference's
+    disagreeing_devices: tuple[int, ...]  # device ids whose replica differs from an earlier one
+
+    @property
+    def equal(self) -> bool:
+        return self.difference.equal and not self.differing_devices
+
+    def __str__(self) -> str:
+        text = f"result {self.index} ({self.sharding}): {self.difference}"
+        if self.differing_devices:
+            text += f"; wrong on devices {', '.join(map(str, self.differing_devices))}"
+        if self.disagreeing_devices:
+            ids = ", ".join(map(str, self.disagreeing_devices))
+            text += f"; replicas disagree on devices {ids}"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The verdict: equal when every result matches the reference within tolerance."""
+
+    global_name: str
+    local_name: str
+    devices: int
+    seed: int
+    results: tuple[ResultCheck, ...]
+    divergence: Divergence | None
+
+    @property
+    def equal(self) -> bool:
+        return all(r.equal for r in self.results)
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+    def __str__(self) -> str:
+        verdict = "EQUAL" if self.equal else "DIFFERENT"
+        lines = [
+            f"{self.local_name} vs {self.global_name} on {self.devices} devices "
+            f"(seed {self.seed}): {verdict}"
+        ]
+        lines.extend(f"  {r}" for r in self.results)
+        if self.divergence is not None:
+            lines.append(str(self.divergence))
+        elif not self.equal:
+            lines.append("no single op could be named (see docs/check.md, localization)")
+        return "\n".join(lines)
+
+
+def _text_of(program: str | ir.Module, default_name: str) -> tuple[str, str]:
+    if isinstance(program, ir.Module):
+        return write_text(program), program.filename
+    return program, default_name
+
+
+class _Meshes:
+    """Resolve a sharding's mesh: inline, or by name in the local then the global module."""
+
+    def __init__(self, *modules: ir.Module) -> None:
+        self._by_name: dict[str, Mesh] = {}
+        for module in reversed(modules):
+            for name, mesh in module.meshes().items():
+                if isinstance(mesh, Mesh):
+                    self._by_name[name] = mesh
+
+    def __call__(self, sharding: TensorSharding) -> Mesh:
+        ref = sharding.mesh_or_ref
+        if isinstance(ref, Mesh):
+            return ref
+        mesh = self._by_name.get(ref.lstrip("@"))
+        if mesh is None:
+            raise VerifyError(f"sharding {sharding} names an unknown mesh @{ref.lstrip('@')}")
+        return mesh
+
+
+def _sharding(func: ir.Op, index: int, result: bool) -> TensorSharding | None:
+    attrs = ir.func_result_attrs(func, index) if result else ir.func_arg_attrs(func, index)
+    value = (attrs or {}).get(ir.SHARDING_ATTR)
+    return value if isinstance(value, TensorSharding) else None
+
+
+def _io_shardings(
+    lmain: ir.Op, gmain: ir.Op, count: int, result: bool
+) -> list[TensorSharding | None]:
+    """Each argument's (result's) sharding: the local program's, else the global program's."""
+    return [_sharding(lmain, i, result) or _sharding(gmain, i, result) for i in range(count)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """Both programs, loaded, with the inputs each one gets."""
+
+    gtext: str
+    ltext: str
+    gmod: ir.Module
+    lmod: ir.Module
+    meshes: _Meshes
+    mesh: Mesh  # the mesh the local program runs on
+    inputs: tuple[np.ndarray, ...]  # global arrays, one per argument
+    local_inputs: tuple[np.ndarray, ...]  # per argument: row p is device id p's piece
+    result_shardings: tuple[TensorSharding | None, ...]
+
+
+def check(
+    global_program: str | ir.Module,
+    local_program: str | ir.Module,
+    seed: int = 0,
+    devices: int | None = None,
+    executor: Executor | None = None,
+    global_name: str = "global.mlir",
+    local_name: str = "local.mlir",
+) -> CheckResult:
+    """Run `local_program` on simulated devices and `global_program` on one; compare results.
+
+    Raises `UnsupportedError` when XLA's CPU backend cannot compile or run either program
+    (its message names the ops), `VerifyError` when the two programs do not fit together.
+    """
+    gtext, gname = _text_of(global_program, global_name)
+    ltext, lname = _text_of(local_program, local_name)
+    case = _prepare(gtext, gname, ltext, lname, seed, devices)
+    run = executor or shared_executor()
+    _, gout, _, lout = _run_both(run, case, intermediates=False)
+    checks = tuple(
+        _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh)
+        for i, s in enumerate(case.result_shardings)
+    )
+    divergence = None
+    if not all(c.equal for c in checks):
+        divergence = _localize(run, case, checks)
+    return CheckResult(gname, lname, case.mesh.total_size, seed, checks, divergence)
+
+
+def _prepare(
+    gtext: str, gname: str, ltext: str, lname: str, seed: int, devices: int | None
+) -> _Case:
+    """Load both programs, check that they fit together, draw and split the inputs."""
+    gmod, lmod = load_text(gtext, gname), load_text(ltext, lname)
+    gmain, lmain = programs.find_main(gmod), programs.find_main(lmod)
+    meshes = _Meshes(lmod, gmod)
+    gargs = [a.type for a in gmain.regions[0].entry.args]
+    largs = [a.type for a in lmain.regions[0].entry.args]
+    gresults, lresults = ir.func_result_types(gmain), ir.func_result_types(lmain)
+    if len(gargs) != len(largs) or len(gresults) != len(lresults):
+        raise VerifyError(
+            f"the local main has {len(largs)} arguments and {len(lresults)} results, "
+            f"the global main {len(gargs)} and {len(gresults)}; they must match",
+            lmain.location,
+        )
+    arg_shardings = _io_shardings(lmain, gmain, len(gargs), result=False)
+    result_shardings = _io_shardings(lmain, gmain, len(gresults), result=True)
+    mesh = _device_mesh(arg_shardings + result_shardings, meshes, lmod, devices)
+    rng = np.random.default_rng(seed)
+    inputs = tuple(random_input(_tensor(t, gmain, "argument"), rng) for t in gargs)
+    local_inputs = tuple(
+        _split_input(x, s, meshes, mesh, lt, i, lmain)
+        for i, (x, s, lt) in enumerate(zip(inputs, arg_shardings, largs, strict=True))
+    )
+    return _Case(
+        gtext, ltext, gmod, lmod, meshes, mesh, inputs, local_inputs, tuple(result_shardings)
+    )
+
+
+def _run_both(
+    run: Executor, case: _Case, intermediates: bool
+) -> tuple[programs.Program, list[np.ndarray], programs.Program, list[np.ndarray]]:
+    """The reference on one device and the wrapped local program on the mesh's devices."""
+    ref = programs.reference_program(case.gtext, case.gmod.filename, intermediates)
+    gout = _run(run, ref.text, list(case.inputs), 1, case.gmod)
+    n = case.mesh.total_size
+    wrapped = programs.wrap_local(case.ltext, case.lmod.filename, n, intermediates)
+    lout = _run(run, wrapped.text, list(case.local_inputs), n, case.lmod)
+    return ref, gout, wrapped, lout
+
+
+def _tensor(type_: ir.Type, func: ir.Op, what: str) -> ir.TensorType:
+    if not isinstance(type_, ir.TensorType) or not type_.is_static:
+        raise UnsupportedError(f"an {what} of type {type_}: only static tensors run", func.location)
+    return type_
+
+
+def _device_mesh(
+    shardings: list[TensorSharding | None], meshes: _Meshes, lmod: ir.Module, devices: int | None
+) -> Mesh:
+    """The mesh the program runs on: the one its shardings name (all must have one size)."""
+    found = {meshes(s) for s in shardings if s is not None}
+    if not found:
+        found = {m for m in lmod.meshes().values() if isinstance(m, Mesh) and m.axes}
+    sizes = {m.total_size for m in found}
+    if len(sizes) > 1:
+        raise UnsupportedError(f"the shardings name meshes of {sorted(sizes)} devices; use one")
+    if not found:
+        raise VerifyError("the local program names no mesh: nothing says how many devices run it")
+    mesh = max(found, key=lambda m: len(m.axes))
+    if devices is not None and devices != mesh.total_size:
+        raise VerifyError(f"--devices {devices}, but the mesh {mesh} has {mesh.total_size}")
+    return mesh
+
+
+def _split_input(
+    x: np.ndarray,
+    sharding: TensorSharding | None,
+    meshes: _Meshes,
+    mesh: Mesh,
+    local_type: ir.Type,
+    index: int,
+    lmain: ir.Op,
+) -> np.ndarray:
+    own = meshes(sharding) if sharding is not None else mesh
+    expected = x.shape if sharding is None else local_shape(x.shape, sharding, own)
+    if not isinstance(local_type, ir.TensorType) or tuple(local_type.shape) != expected:
+        raise VerifyError(
+            f"argument {index} of the local main has type {local_type}, but its sharding "
+            f"{sharding or 'replicated'} gives per-device shape {list(expected)}",
+            lmain.regions[0].entry.args[index].location or lmain.location,
+        )
+    return split(x, sharding, own)
+
+
+def _run(
+    run: Executor, text: str, inputs: list[np.ndarray], devices: int, module: ir.Module
+) -> list[np.ndarray]:
+    try:
+        return run.run(text, inputs, devices)
+    except ExecutionError as e:
+        raise _unsupported(e, module) from None
+
+
+def _unsupported(error: ExecutionError, module: ir.Module) -> UnsupportedError:
+    """XLA could not compile or run the program: name the ops most likely at fault."""
+    suspects = [
+        f"{op.name}{_call_target(op)} at {op.location}"
+        for op in module.walk()
+        if op.name
+        in (
+            "stablehlo.custom_call",
+            "stablehlo.infeed",
+            "stablehlo.outfeed",
+            "stablehlo.send",
+            "stablehlo.recv",
+            "stablehlo.rng_bit_generator",
+        )
+    ]
+    first_line = error.message.strip().splitlines()[0] if error.message.strip() else "?"
+    notes = [f"op XLA CPU may not run: {s}" for s in suspects]
+    return UnsupportedError(
+        f"XLA's CPU backend cannot {error.stage} {module.filename}: {first_line}",
+        Location(module.filename),
+        notes,
+    )
+
+
+def _call_target(op: ir.Op) -> str:
+    target = op.properties.get("call_target_name") or op.attributes.get("call_target_name")
+    return f" @{str(target).strip(chr(34))}" if target is not None else ""
+
+
+def _check_result(
+    index: int,
+    stacked: np.ndarray,
+    expected: np.ndarray,
+    sharding: TensorSharding | None,
+    meshes: _Meshes,
+    mesh: Mesh,
+) -> ResultCheck:
+    own = meshes(sharding) if sharding is not None else mesh
+    label = str(sharding) if sharding is not None else "replicated"
+    want = expected.shape if sharding is None else local_shape(expected.shape, sharding, own)
+    if stacked.shape[1:] != tuple(want):
+        bad = Difference(False, float("inf"), float("inf"), expected.size, expected.size)
+        return ResultCheck(index, label, bad, tuple(range(len(stacked))), ())
+    pieces = split(expected, sharding, own)
+    differing = tuple(p for p in range(len(stacked)) if not compare(stacked[p], pieces[p]).equal)
+    actual, disagree = assemble(stacked, expected.shape, sharding, own)
+    return ResultCheck(index, label, compare(actual, expected), differing, tuple(disagree))
+
+
+def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:
+    """Run both programs again, returning every intermediate, and find the first divergence."""
+    ref, gout, wrapped, lout = _run_both(run, case, intermediates=True)
+    differing = [
+        (c.index, c.sharding, c.difference, c.differing_devices) for c in checks if not c.equal
+    ]
+    return localize(ref, wrapped, gout, lout, case.meshes, case.mesh, differing)

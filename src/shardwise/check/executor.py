@@ -1,0 +1,148 @@
+"""Run programs in a child process that owns jax and its simulated CPU devices.
+
+The device count of jax's CPU client is fixed when jax initialises, from ``XLA_FLAGS``; a
+parent that already imported jax (pytest, a notebook) cannot change it. So the executor starts
+``python -m shardwise.check.worker`` with the flag in its environment and talks to it over
+pipes; one worker serves many programs (start-up and jax import cost ~2 s once). A request
+that needs more devices than the worker has restarts it with more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shardwise.check.worker import load_arrays, save_arrays
+
+__all__ = ["Executor", "ExecutionError", "shared_executor"]
+
+DEFAULT_DEVICES = 8
+
+
+class ExecutionError(Exception):
+    """XLA could not compile or run a program; `stage` says which ("compile", "run", ...)."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+
+
+class Executor:
+    """A worker process with `devices` simulated CPU devices (started on first use); a
+    program that does not finish within `timeout` seconds is an `ExecutionError`."""
+
+    def __init__(self, devices: int = DEFAULT_DEVICES, timeout: float = 300.0) -> None:
+        self.devices = devices
+        self.timeout = timeout
+        self._proc: subprocess.Popen[str] | None = None
+        self._dir = tempfile.TemporaryDirectory(prefix="shardwise-check-")
+
+    def run(self, text: str, inputs: list[np.ndarray], devices: int) -> list[np.ndarray]:
+        """Compile `text` for `devices` partitions, run it on `inputs`, return its outputs."""
+        if devices > self.devices:
+            self.close()
+            self.devices = devices
+        proc = self._worker()
+        folder = Path(self._dir.name)
+        (folder / "program.mlir").write_text(text, encoding="utf-8")
+        dtypes = save_arrays(str(folder / "inputs.npz"), inputs)
+        request = {
+            "mlir": str(folder / "program.mlir"),
+            "devices": devices,
+            "inputs": str(folder / "inputs.npz"),
+            "dtypes": dtypes,
+            "outputs": str(folder / "outputs.npz"),
+        }
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        line = self._read_reply(proc)
+        if not line:  # XLA aborted (a failed CHECK prints its message on stderr)
+            self._proc = None
+            raise ExecutionError("compile or run", f"XLA crashed (exit code {proc.wait()})")
+        reply = json.loads(line)
+        if not reply["ok"]:
+            raise ExecutionError(reply["stage"], reply["error"])
+        return load_arrays(str(folder / "outputs.npz"), reply["dtypes"])
+
+    def _read_reply(self, proc: subprocess.Popen[str]) -> str:
+        """One reply line, or ExecutionError after `timeout` seconds (the worker is killed:
+        a collective whose peers never arrive blocks forever)."""
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], self.timeout)
+        if not ready:
+            self._proc = None
+            proc.kill()
+            proc.wait()
+            raise ExecutionError(
+                "run",
+                f"no answer from XLA within {self.timeout:g} s; a "
+                "collective whose peers never take part blocks forever",
+            )
+        return proc.stdout.readline()
+
+    def start(self) -> Executor:
+        """Start the worker now (it initialises jax while the caller does other work)."""
+        self._worker()
+        return self
+
+    def _worker(self) -> subprocess.Popen[str]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        env = dict(os.environ)
+        flags = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
+        flags.append(f"--xla_force_host_platform_device_count={self.devices}")
+        env["XLA_FLAGS"] = " ".join(flags)
+        env["JAX_PLATFORMS"] = "cpu"
+        src = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "shardwise.check.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        return self._proc
+
+    def close(self) -> None:
+        """Stop the worker (it exits when its stdin closes)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+
+_SHARED: Executor | None = None
+
+
+def shared_executor() -> Executor:
+    """One worker for the whole process (closed when the interpreter exits)."""
+    global _SHARED
+    if _SHARED is None:
+        import atexit
+
+        _SHARED = Executor()
+        atexit.register(_SHARED.close)
+    return _SHARED

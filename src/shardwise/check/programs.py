@@ -1,0 +1,276 @@
+"""Build the two programs the checker runs, on our IR.
+
+- The *reference*: the global program with every sharding, sharding constraint, reshard and
+  `sdy` collective removed (in Shardy's global view those are identities on values), for one
+  device.
+- The *program under test*: the per-device (local) program as the body of an
+  ``sdy.manual_computation`` over a one-axis mesh ``@shardwise_devices = <["d"=N]>``. Every
+  argument and result of the wrapper gets a leading dimension of size N sharded on "d": row p is
+  what device id p holds. The body's collectives name device ids (``replica_groups`` with
+  ``use_global_device_ids``, ``source_target_pairs``), so only the device ids matter, never the
+  mesh coordinates of the wrapper; the slicing by the real mesh happens in numpy
+  (`shardwise.check.slicing`), where device id p gets the slice of its position in that mesh.
+
+Both can also return every intermediate value of their main function as extra results
+(`add_intermediates`), which is how the checker finds the first op that diverges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from shardwise import ir
+from shardwise.errors import UnsupportedError
+from shardwise.io.mlir import load_text, write_text
+from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, TensorType, Value
+from shardwise.sharding import TensorShardingPerValue
+
+__all__ = [
+    "DEVICE_MESH",
+    "LOCAL_MAIN",
+    "find_main",
+    "main_ops",
+    "reference_program",
+    "wrap_local",
+    "add_intermediates",
+]
+
+DEVICE_MESH = "shardwise_devices"
+LOCAL_MAIN = "shardwise_local_main"
+
+# `sdy` ops that are identities on the global value: their result is their first operand.
+_IDENTITY_SDY_OPS = frozenset(
+    {
+        "sdy.sharding_constraint",
+        "sdy.reshard",
+        "sdy.all_gather",
+        "sdy.all_slice",
+        "sdy.all_reduce",
+        "sdy.all_to_all",
+        "sdy.collective_permute",
+        "sdy.reduce_scatter",
+        "sdy.replicated_to_unreduced",
+        "sdy.sharded_to_unreduced",
+        "sdy.propagation_barrier",
+        "sdy.data_flow_edge",
+    }
+)
+_DROPPED_SDY_OPS = frozenset({"sdy.sharding_group", "sdy.mesh"})
+_SHARDING_ATTRS = ("mhlo.sharding", "mhlo.frontend_attributes")
+
+
+def find_main(module: Module) -> Op:
+    """The entry function: ``@main``, else the only public ``func.func``."""
+    funcs = module.funcs
+    for func in funcs:
+        if module.symbol_name(func) == "main":
+            return func
+    public = [f for f in funcs if str(f.properties.get("sym_visibility", "")) != '"private"']
+    if len(public) == 1:
+        return public[0]
+    raise UnsupportedError(
+        f"{module.filename}: no func.func @main and {len(public)} public functions; "
+        "name the entry function main"
+    )
+
+
+def main_ops(func: Op) -> list[Op]:
+    """The top-level ops of a function body, in program order, without the return."""
+    return [op for op in func.regions[0].entry.ops if not op.is_terminator]
+
+
+def _walk(module: Module) -> Iterator[Op]:
+    return iter(list(module.walk()))
+
+
+def _is_sdy_attr(name: str) -> bool:
+    return name.startswith("sdy.") or name in _SHARDING_ATTRS
+
+
+def strip_shardings(module: Module) -> None:
+    """Remove every sharding-related op and attribute, keeping the values' computation."""
+    for op in _walk(module):
+        if op.name == "sdy.manual_computation" or op.name == "sdy.named_computation":
+            raise UnsupportedError(
+                f"'{op.name}' in the program: the checker cannot run it unsharded yet",
+                op.location,
+            )
+        if op.name in _IDENTITY_SDY_OPS:
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
+            continue
+        if op.name in _DROPPED_SDY_OPS:
+            op.erase()
+            continue
+        for name in [n for n in op.attributes if _is_sdy_attr(n)]:
+            del op.attributes[name]
+        if op.name == "func.func":
+            _strip_func_attrs(op)
+    for name in [n for n in module.op.attributes if n.startswith(("mhlo.", "sdy."))]:
+        del module.op.attributes[name]
+
+
+def _strip_func_attrs(func: Op) -> None:
+    for key in ("arg_attrs", "res_attrs"):
+        array = func.properties.get(key)
+        if array is None:
+            continue
+        for entry in array.elements:
+            for name in [n for n in entry.entries if _is_sdy_attr(n)]:
+                del entry.entries[name]
+
+
+def _types_text(types: Sequence[ir.Type]) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def _set_results(func: Op, values: list[Value]) -> None:
+    """Make `values` the function's results (its return and its type)."""
+    block = func.regions[0].entry
+    ret = block.terminator
+    assert ret is not None
+    ret.drop_operands()
+    for value in values:
+        ret.add_operand(value)
+    args = [a.type for a in block.args]
+    results = [v.type for v in values]
+    func.properties["function_type"] = RawAttr(f"({_types_text(args)}) -> ({_types_text(results)})")
+    if "res_attrs" in func.properties:
+        old = func.properties["res_attrs"].elements
+        func.properties["res_attrs"] = ArrayAttr(
+            [old[i] if i < len(old) else DictAttr() for i in range(len(values))]
+        )
+
+
+def add_intermediates(func: Op) -> list[Value]:
+    """Return every result of every top-level op after the function's own results.
+
+    Returns the added values in program order (the outputs after the original results).
+    """
+    ret = func.regions[0].entry.terminator
+    assert ret is not None
+    originals = list(ret.operands)
+    extra = [v for op in main_ops(func) for v in op.results]
+    _set_results(func, originals + extra)
+    return extra
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """MLIR text to compile, with what the checker needs to read its outputs.
+
+    `ops` are the top-level ops of main after stripping (their locations point into the
+    user's file) and `op_shardings` their ``sdy.sharding`` before stripping (None: none).
+    With intermediates, output ``num_results + k`` is the k-th result of ``ops`` in order.
+    """
+
+    text: str
+    num_results: int
+    ops: tuple[Op, ...]
+    op_shardings: tuple[TensorShardingPerValue | None, ...]
+    has_intermediates: bool = False
+
+    def output_index(self, value: Value) -> int | None:
+        """The output holding `value` (a result of one of `ops`), None if not returned."""
+        if not self.has_intermediates:
+            return None
+        index = self.num_results
+        for op in self.ops:
+            if op is value.owner:
+                return index + value.index
+            index += len(op.results)
+        return None
+
+
+def _stripped(text: str, filename: str, intermediates: bool) -> tuple[Module, Op, Program]:
+    """Load, record main's op shardings, strip, optionally return every intermediate."""
+    module = load_text(text, filename)
+    main = find_main(module)
+    before = {id(op): op.attributes.get(ir.SHARDING_ATTR) for op in main_ops(main)}
+    strip_shardings(module)
+    ops = tuple(main_ops(main))
+    shardings = tuple(_per_value(before.get(id(op))) for op in ops)
+    num_results = len(ir.func_result_types(main))
+    if intermediates:
+        add_intermediates(main)
+    return module, main, Program("", num_results, ops, shardings, intermediates)
+
+
+def _per_value(attr: object) -> TensorShardingPerValue | None:
+    return attr if isinstance(attr, TensorShardingPerValue) else None
+
+
+def reference_program(text: str, filename: str, intermediates: bool = False) -> Program:
+    """The global program without shardings, for one device (see the module docstring)."""
+    module, _, program = _stripped(text, filename, intermediates)
+    return replace(program, text=write_text(module))
+
+
+def wrap_local(text: str, filename: str, devices: int, intermediates: bool = False) -> Program:
+    """The local program as a manual computation over `devices` devices (module docstring)."""
+    module, main, program = _stripped(text, filename, intermediates)
+    main.properties["sym_name"] = RawAttr(f'"{LOCAL_MAIN}"')
+    main.properties["sym_visibility"] = RawAttr('"private"')
+    arg_types = [_tensor(a.type, "argument") for a in main.regions[0].entry.args]
+    result_types = [_tensor(t, "result") for t in ir.func_result_types(main)]
+    body = write_text(module).rstrip()
+    assert body.endswith("}"), body[-20:]
+    wrapper = _wrapper_text(arg_types, result_types, devices)
+    return replace(program, text=body[:-1] + wrapper + "}\n")
+
+
+def _tensor(type_: ir.Type, what: str) -> TensorType:
+    if not isinstance(type_, TensorType) or not type_.is_static:
+        raise UnsupportedError(f"a local-program {what} of type {type_}: only static tensors run")
+    return type_
+
+
+def _stacked(t: TensorType, n: int) -> TensorType:
+    return TensorType((n, *t.shape), t.element_type)
+
+
+def _device_sharding(t: TensorType) -> str:
+    dims = ", ".join(['{"d"}'] + ["{}"] * t.rank)
+    return f"<@{DEVICE_MESH}, [{dims}]>"
+
+
+def _wrapper_text(args: list[TensorType], results: list[TensorType], n: int) -> str:
+    """``@main`` taking and returning the stacked arrays, calling the local main per device."""
+    outer_args = ", ".join(
+        f"%arg{i}: {_stacked(t, n)} {{sdy.sharding = #sdy.sharding{_device_sharding(t)}}}"
+        for i, t in enumerate(args)
+    )
+    outer_results = ", ".join(
+        f"{_stacked(t, n)} {{sdy.sharding = #sdy.sharding{_device_sharding(t)}}}" for t in results
+    )
+    block_args = ", ".join(f"%l{i}: {_stacked(t, 1)}" for i, t in enumerate(args))
+    lines = [f'  sdy.mesh @{DEVICE_MESH} = <["d"={n}]>']
+    lines.append(f"  func.func @main({outer_args}) -> ({outer_results}) {{")
+    count = f":{len(results)}" if len(results) > 1 else ""
+    lines.append(
+        f"    %r{count} = sdy.manual_computation({', '.join(f'%arg{i}' for i in range(len(args)))})"
+        f" in_shardings=[{', '.join(_device_sharding(t) for t in args)}]"
+        f" out_shardings=[{', '.join(_device_sharding(t) for t in results)}]"
+        f' manual_axes={{"d"}} ({block_args}) {{'
+    )
+    for i, t in enumerate(args):
+        lines.append(f"      %b{i} = stablehlo.reshape %l{i} : ({_stacked(t, 1)}) -> {t}")
+    call_args = ", ".join(f"%b{i}" for i in range(len(args)))
+    lines.append(
+        f"      %c{count} = func.call @{LOCAL_MAIN}({call_args}) : "
+        f"({_types_text(list(args))}) -> ({_types_text(list(results))})"
+    )
+    for i, t in enumerate(results):
+        ref = f"%c#{i}" if count else "%c"
+        lines.append(f"      %d{i} = stablehlo.reshape {ref} : ({t}) -> {_stacked(t, 1)}")
+    returned = ", ".join(f"%d{i}" for i in range(len(results)))
+    lines.append(f"      sdy.return {returned} : {_types_text([_stacked(t, 1) for t in results])}")
+    outer_types = [_stacked(t, n) for t in results]
+    lines.append(
+        f"    }} : ({_types_text([_stacked(t, n) for t in args])}) -> ({_types_text(outer_types)})"
+    )
+    refs = ", ".join(f"%r#{i}" if count else "%r" for i in range(len(results)))
+    lines.append(f"    return {refs} : {_types_text(outer_types)}")
+    lines.append("  }")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,131 @@
+"""The child process that compiles and runs programs with XLA on simulated CPU devices.
+
+Started by `shardwise.check.executor.Executor` with
+``XLA_FLAGS=--xla_force_host_platform_device_count=N`` already in its environment, so jax
+creates N CPU devices when it initialises (a flag set after that has no effect, which is
+why this runs in its own process). Protocol: one JSON request per stdin line,
+``{"mlir": path, "devices": n, "inputs": path.npz, "dtypes": [...], "outputs": path.npz}``;
+one JSON reply per stdout line, ``{"ok": true, "dtypes": [...]}`` or
+``{"ok": false, "stage": "compile"|"run", "error": text}`` (arrays: `save_arrays`).
+
+Programs with ``devices == 1`` run as they are on one device. Programs for n > 1 devices must
+take and return arrays whose leading dimension has size n and is sharded over all n devices
+(the form `shardwise.check.programs.wrap_local` builds): row p of an input is placed on
+partition p, and row p of an output is read back from partition p.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+
+def save_arrays(path: str, arrays: list[np.ndarray]) -> list[str]:
+    """Write `arrays` to an .npz file; returns their dtype names (npz cannot hold bfloat16,
+    which is stored as its bits, uint16, and restored from the name by `load_arrays`)."""
+    names = [a.dtype.name for a in arrays]
+    np.savez(path, *[a.view(np.uint16) if a.dtype.name == "bfloat16" else a for a in arrays])
+    return names
+
+
+def load_arrays(path: str, dtypes: list[str]) -> list[np.ndarray]:
+    """Read what `save_arrays` wrote."""
+    with np.load(path) as data:
+        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
+    if "bfloat16" not in dtypes:
+        return arrays
+    import ml_dtypes
+
+    return [
+        a.view(ml_dtypes.bfloat16) if name == "bfloat16" else a
+        for a, name in zip(arrays, dtypes, strict=True)
+    ]
+
+
+def _backend() -> tuple[Any, Any]:
+    from jax._src import xla_bridge
+
+    backend = xla_bridge.get_backend("cpu")
+    return backend, backend.devices()
+
+
+def _compile(text: str, devices: list[Any]) -> Any:
+    from jax._src import compiler
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib import xla_client as xc
+    from jax._src.lib.mlir import ir
+
+    backend, _ = _backend()
+    n = len(devices)
+    options = compiler.get_compile_options(
+        num_replicas=1, num_partitions=n, device_assignment=np.array(devices).reshape(1, n)
+    )
+    options.executable_build_options.use_shardy_partitioner = True
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        return backend.compile_and_load(
+            module, executable_devices=xc.DeviceList(tuple(devices)), compile_options=options
+        )
+
+
+def _put(array: np.ndarray, devices: list[Any]) -> Any:
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    if len(devices) == 1:
+        return jax.device_put(array, devices[0])
+    sharding = NamedSharding(Mesh(np.array(devices), ("d",)), PartitionSpec("d"))
+    pieces = [jax.device_put(array[p : p + 1], d) for p, d in enumerate(devices)]
+    return jax.make_array_from_single_device_arrays(array.shape, sharding, pieces)
+
+
+def _run(executable: Any, inputs: list[np.ndarray], devices: list[Any]) -> list[np.ndarray]:
+    args = [_put(a, devices) for a in inputs]
+    results = executable.execute_sharded(args).disassemble_into_single_device_arrays()
+    position = {d.id: p for p, d in enumerate(devices)}
+    outputs = []
+    for per_device in results:
+        rows: dict[int, np.ndarray] = {}
+        for shard in per_device:
+            (device,) = shard.devices()
+            rows[position[device.id]] = np.asarray(shard)
+        ordered = [rows[p] for p in range(len(devices))]
+        outputs.append(ordered[0] if len(devices) == 1 else np.concatenate(ordered))
+    return outputs
+
+
+def serve(stdin: Any, stdout: Any) -> None:
+    """Answer requests until stdin closes."""
+    for line in stdin:
+        request = json.loads(line)
+        reply = _handle(request)
+        stdout.write(json.dumps(reply) + "\n")
+        stdout.flush()
+
+
+def _handle(request: dict[str, Any]) -> dict[str, Any]:
+    _, all_devices = _backend()
+    n = request["devices"]
+    if n > len(all_devices):
+        return {"ok": False, "stage": "devices", "error": f"{len(all_devices)} devices, need {n}"}
+    devices = list(all_devices[:n])
+    with open(request["mlir"], encoding="utf-8") as f:
+        text = f.read()
+    try:
+        executable = _compile(text, devices)
+    except Exception as e:  # noqa: BLE001 - XLA's message goes back to the parent
+        return {"ok": False, "stage": "compile", "error": str(e)}
+    inputs = load_arrays(request["inputs"], request["dtypes"])
+    try:
+        outputs = _run(executable, inputs, devices)
+    except Exception as e:  # noqa: BLE001
+        return {"ok": False, "stage": "run", "error": str(e)}
+    return {"ok": True, "dtypes": save_arrays(request["outputs"], outputs)}
+
+
+if __name__ == "__main__":
+    _backend()  # initialise jax now, while the parent prepares the first request
+    serve(sys.stdin, sys.stdout)
