@@ -19,6 +19,7 @@ from shardwise.export.passes import (
     named_computations,
     remove_ag_rs_for_cmv1,
     sink,
+    unlabelled_patterns,
     verify_unreduced,
 )
 from shardwise.ir import Module
@@ -55,6 +56,9 @@ FUNC_PASSES = frozenset(_FUNC_PASS_IMPLS)
 def canonicalize(module: Module, enable_patterns: str = "") -> None:
     """MLIR's ``canonicalize{enable-patterns=...}`` for Shardy's labelled patterns."""
     labels = frozenset(p for p in enable_patterns.split(",") if p)
+    if not labels:  # MLIR: no enable-patterns list enables every pattern
+        unlabelled_patterns.canonicalize_all(module)
+        return
     collective_patterns.canonicalize_with_labels(module, labels)
 
 
