@@ -130,13 +130,20 @@ class ShardedModule:
         return self.text
 
 
-def load(path_or_text: str | os.PathLike[str]) -> ShardedModule:
-    """Load MLIR from a file path or from text (anything containing a newline or '{')."""
+def load(
+    path_or_text: str | os.PathLike[str], allow_unregistered_dialect: bool = False
+) -> ShardedModule:
+    """Load MLIR from a file path or from text (anything containing a newline or '{').
+
+    `allow_unregistered_dialect`: accept ops of dialects MLIR does not know (``"foo.bar"``) as
+    ops without a sharding rule, as ``sdy_opt -allow-unregistered-dialect`` does.
+    """
     from shardwise.io.mlir import load_file, load_text
 
+    unregistered = allow_unregistered_dialect
     if isinstance(path_or_text, str) and ("\n" in path_or_text or "{" in path_or_text):
-        return ShardedModule(load_text(path_or_text))
-    return ShardedModule(load_file(path_or_text))
+        return ShardedModule(load_text(path_or_text, allow_unregistered_dialect=unregistered))
+    return ShardedModule(load_file(path_or_text, unregistered))
 
 
 # -- JAX bridges --------------------------------------------------------------------------------

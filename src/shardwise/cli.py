@@ -61,10 +61,10 @@ def _bundled_example() -> _Input:
     return _Input(f"<bundled example>/{EXAMPLE}", path.read_text(encoding="utf-8"))
 
 
-def _load(inp: _Input) -> Module:
+def _load(inp: _Input, args: argparse.Namespace) -> Module:
     from shardwise.io.mlir import load_text
 
-    return load_text(inp.text, inp.name)
+    return load_text(inp.text, inp.name, args.allow_unregistered_dialect)
 
 
 def _output_targets(inputs: list[str], output: str | None) -> list[Path | None]:
@@ -111,7 +111,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         inp = None
         try:
             inp = _read_input(arg)
-            _load(inp)
+            _load(inp, args)
         except ShardwiseError as e:
             _report(e, inp.text if inp is not None else None)
             status = EXIT_ERROR
@@ -137,7 +137,7 @@ def _transform(
         try:
             inp = _read_input(args.inputs[i]) if args.inputs else _bundled_example()
             with _gc_paused():
-                module = _load(inp)
+                module = _load(inp, args)
                 transform(module)
                 _emit(module, target, args.generic)
                 # Freed here by reference counting, not later by a GC pass over every op.
@@ -225,6 +225,15 @@ def _add_transform_args(p: argparse.ArgumentParser) -> None:
         help="output file, or directory for several inputs (default: stdout)",
     )
     p.add_argument("--generic", action="store_true", help="print MLIR's generic op form")
+    _add_input_args(p)
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help='accept ops of unknown dialects ("foo.bar"), as ops without a sharding rule',
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -240,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="check that MLIR files parse and verify")
     p.add_argument("inputs", nargs="+", metavar="IN.mlir", help="input files ('-' = stdin)")
+    _add_input_args(p)
     p.set_defaults(run=_cmd_verify)
 
     p = sub.add_parser("propagate", help="propagate shardings and print the module")

@@ -554,6 +554,10 @@ class Module:
         self.op = op
         self.source = source
         self.filename = filename
+        # Read with ops of unregistered dialects allowed: written back the same way. Those
+        # ops' names (MLIR gives them no traits: no rule, unknown effects, maybe a symbol table).
+        self.allow_unregistered_dialect = False
+        self.unregistered_ops: frozenset[str] = frozenset()
 
     @property
     def body(self) -> Block:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
 
-__all__ = ["PLAIN_PROPERTY_OPS", "symbol_dce"]
+__all__ = ["PLAIN_PROPERTY_OPS", "references_in_text", "symbol_dce"]
 
 # A string literal (skipped: '@' inside strings is not a reference) or an ``@symbol``.
 _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
@@ -95,13 +95,13 @@ def _add_references(attrs: dict[str, object], names: set[str]) -> None:
         cls = type(value)
         if cls is RawAttr:
             if "@" in value.text and key != "sym_name":  # type: ignore[attr-defined]
-                names.update(_references_in_text(value.text))  # type: ignore[attr-defined]
+                names.update(references_in_text(value.text))  # type: ignore[attr-defined]
         elif (cls is DictAttr or cls is ArrayAttr) and key != "sym_name":
             names.update(_references_in(value))
 
 
 @functools.lru_cache(maxsize=4096)
-def _references_in_text(text: str) -> tuple[str, ...]:
+def references_in_text(text: str) -> tuple[str, ...]:
     """The ``@symbol`` names in an attribute's text (strings skipped); one text serves many ops
     (a callee, a ``called_computations`` list)."""
     return tuple(
@@ -115,7 +115,7 @@ def _references_in(value: object) -> Iterator[str]:
     if cls is RawAttr:
         text = value.text  # type: ignore[attr-defined]
         if "@" in text:
-            yield from _references_in_text(text)
+            yield from references_in_text(text)
     elif cls is DictAttr:
         for item in value.entries.values():  # type: ignore[attr-defined]
             yield from _references_in(item)
@@ -158,6 +158,10 @@ class _Liveness:
 
 def symbol_dce(module: Module) -> None:
     """Erase every private top-level symbol that no live op references (transitively)."""
+    # (imported here: that module reads this one's reference scanner)
+    from shardwise.imports.unknown_symbol_tables import check_symbol_uses_computable
+
+    check_symbol_uses_computable(module)
     liveness = _Liveness(module)
     scans: list[Iterator[None]] = []  # a stack: the newest live symbols are searched first
     while liveness.pending:
