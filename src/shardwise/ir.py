@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -750,8 +751,14 @@ def clone_op(op: Op, mapping: dict[Value, Value] | None = None) -> Op:
     return new
 
 
+# The explicit ``loc(...)`` text of block arguments read from a located input (the loader
+# fills it; `Value` has no field for it). Keyed weakly: entries die with the IR.
+ARG_LOC_TEXTS: weakref.WeakKeyDictionary[Value, str] = weakref.WeakKeyDictionary()
+
+
 def clone_region(region: Region, mapping: dict[Value, Value] | None = None) -> Region:
-    """`Region::cloneInto`: blocks (and their arguments) first, then the ops in order."""
+    """`Region::cloneInto`: blocks (and their arguments, with their locations) first, then the
+    ops in order."""
     if mapping is None:
         mapping = {}
     new = Region()
@@ -760,6 +767,9 @@ def clone_region(region: Region, mapping: dict[Value, Value] | None = None) -> R
         copy = Block(label=block.label)
         for arg in block.args:
             mapping[arg] = copy.add_arg(arg.type, arg.name, arg.location)
+            loc_text = ARG_LOC_TEXTS.get(arg)
+            if loc_text is not None:
+                ARG_LOC_TEXTS[mapping[arg]] = loc_text
         new.add_block(copy)
         pairs.append((block, copy))
     for block, copy in pairs:

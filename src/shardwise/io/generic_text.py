@@ -45,7 +45,7 @@ _ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
 # Texts we keep beside the IR because `ir.Value` / `ir.Module` have no field for them:
 # the explicit location text of block arguments (only for inputs written with locations) and
 # the module's ``{-# dialect_resources ... #-}`` block. Keyed weakly: they die with the IR.
-ARG_LOCS: weakref.WeakKeyDictionary[ir.Value, str] = weakref.WeakKeyDictionary()
+ARG_LOCS: weakref.WeakKeyDictionary[ir.Value, str] = ir.ARG_LOC_TEXTS
 RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
 
 SdyParser = Callable[[str], Any]
