@@ -106,12 +106,18 @@ def _emit(module: Module, target: Path | None, generic: bool) -> None:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    """Shardy's verifier, then what propagation would reject (`propagation.preconditions`)."""
+    from shardwise.propagation.preconditions import propagation_precondition_error
+
     status = EXIT_OK
     for arg in args.inputs:
         inp = None
         try:
             inp = _read_input(arg)
-            _load(inp, args)
+            module = _load(inp, args)
+            error = propagation_precondition_error(module)
+            if error is not None:
+                raise error
         except ShardwiseError as e:
             _report(e, inp.text if inp is not None else None)
             status = EXIT_ERROR
