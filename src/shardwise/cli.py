@@ -234,7 +234,12 @@ def _add_transform_args(p: argparse.ArgumentParser) -> None:
     _add_input_args(p)
 
 
+_VERBOSE_HELP = "also print warnings Shardy only logs (ops without a sharding rule, once each)"
+
+
 def _add_input_args(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: given before the command (`shardwise --verbose propagate`) it stays set.
+    p.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=_VERBOSE_HELP)
     p.add_argument(
         "--allow-unregistered-dialect",
         action="store_true",
@@ -251,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks for internal errors"
     )
+    parser.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("verify", help="check that MLIR files parse and verify")
@@ -373,10 +379,15 @@ def console_main() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``shardwise`` command; returns the exit status."""
+    from shardwise.rules.registry import UnknownOpWarning, reset_unknown_op_warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    reset_unknown_op_warnings()  # once per op name per run
     with warnings.catch_warnings(), _fewer_gc_passes():
         warnings.showwarning = _show_warning
+        if not args.verbose:  # Shardy only logs them; `report` lists them
+            warnings.simplefilter("ignore", UnknownOpWarning)
         return _run_command(parser, args)
 
 

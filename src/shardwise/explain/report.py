@@ -96,6 +96,8 @@ class Report:
     values: list[dict] = field(default_factory=list)
     totals: dict[str, dict[str, float]] = field(default_factory=dict)
     per_line: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Ops without a sharding rule (they replicate what flows through them), sorted.
+    ops_without_rule: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -103,6 +105,7 @@ class Report:
             "values": self.values,
             "totals": self.totals,
             "per_line": self.per_line,
+            "ops_without_rule": self.ops_without_rule,
         }
 
 
@@ -215,8 +218,11 @@ def build_report(text: str, name: str, link: LinkModel | None = None, progress=N
     from shardwise.io.mlir import load_text
 
     link = link or LinkModel()
+    from shardwise.rules.registry import ops_without_rule
+
     report = Report(enumerate_collectives(text, name, link))
     module = load_text(text, name)
+    report.ops_without_rule = sorted(ops_without_rule(module))
     ex = explain_module(module)
     keys = all_keys(module)
     for i, key in enumerate(keys):

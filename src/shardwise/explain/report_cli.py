@@ -67,4 +67,7 @@ def run(args: argparse.Namespace) -> int:
             )
         for axis, t in report.totals.items():
             print(f"axis {axis}: {t['count']} collectives, {t['bytes_per_device']} B/device")
+        if report.ops_without_rule:
+            names = ", ".join(report.ops_without_rule)
+            print(f"no sharding rule (what flows through them is replicated): {names}")
     return 0
