@@ -27,6 +27,7 @@ from shardwise.ir import (
     TensorType,
     Value,
     ops_in_pre_order,
+    symbol_ref_name,
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation import data_flow
@@ -250,7 +251,7 @@ class PropagationDriver(SettledOpSkip):
     def _collect_callers(self) -> dict[str, list[Op]]:
         callers: dict[str, list[Op]] = {}
         for op in ops_in_pre_order(self.module.op, _CALL):
-            callee = str(op.get_attr("callee")).lstrip("@")
+            callee = symbol_ref_name(op.get_attr("callee"))
             callers.setdefault(callee, []).append(op)
         return callers
 
@@ -382,7 +383,7 @@ class PropagationDriver(SettledOpSkip):
             elif user.is_terminator:
                 self._notify_terminator_user(user, index, seen)
             elif user.name == "func.call":
-                callee = self.funcs.get(str(user.get_attr("callee")).lstrip("@"))
+                callee = self.funcs.get(symbol_ref_name(user.get_attr("callee")))
                 if callee is not None and callee.regions and callee.regions[0].blocks:
                     self._notify_users_modified(callee.regions[0].entry.args[index], seen)
             else:
@@ -522,7 +523,7 @@ class PropagationDriver(SettledOpSkip):
         else:
             call = operand.defining_op
             assert call is not None
-            callee = self.funcs[str(call.get_attr("callee")).lstrip("@")]
+            callee = self.funcs[symbol_ref_name(call.get_attr("callee"))]
             terminator = callee.regions[0].entry.terminator
             sources = []
             if terminator is not None and terminator.name == "func.return":
