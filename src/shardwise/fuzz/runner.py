@@ -54,7 +54,8 @@ def _run_ours_checked(text: str, pass_name: str) -> tuple[bool, str, bool]:
 
     try:
         runs = [prepare_pass(p) for p in split_passes(pass_name)]
-        module = load_text(text, "fuzz.mlir")
+        # The generator writes ops of unregistered dialects; the reference allows them too.
+        module = load_text(text, "fuzz.mlir", allow_unregistered_dialect=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Shardy's warnings go to its log, not compared
             for run in runs:

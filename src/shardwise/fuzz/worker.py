@@ -147,7 +147,7 @@ def _parse(text: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        run_pass(text, None)
+        run_pass(text, None, allow_unregistered_dialect=True)
     except ReferenceError as e:
         return {"parsed": False, "error": "\n".join(e.diagnostics) or str(e)}
     return {"parsed": True, "error": ""}
@@ -157,7 +157,8 @@ def _run(text: str, name: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        return {"ok": True, "text": run_pass(text, split_passes(name))}
+        passes = split_passes(name)
+        return {"ok": True, "text": run_pass(text, passes, allow_unregistered_dialect=True)}
     except ReferenceError as e:
         return {"ok": False, "text": "\n".join(e.diagnostics) or str(e)}
 
