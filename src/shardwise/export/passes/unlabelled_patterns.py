@@ -138,6 +138,12 @@ class _Equivalence:
         return axis_strides(s1, t1.shape, mesh) == axis_strides(s2, t2.shape, mesh)
 
 
+def _reshard_sharding(reshard: Op) -> TensorSharding:
+    sharding = reshard.get_attr("sharding")
+    assert isinstance(sharding, TensorSharding), "sdy.reshard without a parsed sharding"
+    return sharding
+
+
 def _compatible_reshard(
     root: Value, target: TensorSharding, target_type, current: Op, equivalent: _Equivalence
 ) -> Value | None:
@@ -155,7 +161,7 @@ def _compatible_reshard(
                 continue
             if user.name == "sdy.reshard":
                 if (
-                    equivalent(user.get_attr("sharding"), user.results[0].type, target, target_type)
+                    equivalent(_reshard_sharding(user), user.results[0].type, target, target_type)
                     and user.parent is current.parent
                     and is_before_in_block(user, current)
                 ):
@@ -187,7 +193,7 @@ def reshard_cse(meshes: dict):
     def pattern(op: Op, rw: Rewriter) -> bool:
         operand = op.operands[0]
         root = _root_through_metadata(operand)
-        target = _sharding_at_root(op.get_attr("sharding"), operand)
+        target = _sharding_at_root(_reshard_sharding(op), operand)
         cached = _compatible_reshard(root, target, op.results[0].type, op, equivalent)
         if cached is None:
             return False
