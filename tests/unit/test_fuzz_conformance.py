@@ -1,5 +1,5 @@
 """The fuzzer's extras (`fuzz.conformance`): quoted callee names, ops of an unregistered
-dialect, reshard chains; the modules stay valid for the reference."""
+dialect, reshard chains, mesh-axes replica groups; the modules stay valid for the reference."""
 
 from __future__ import annotations
 
@@ -26,7 +26,14 @@ def modules() -> list[str]:
 
 @pytest.mark.parametrize(
     "marker",
-    ['func.call @"my-fn', '"fuzz.opaque"(', '"vendor.fused_kernel"(', "sdy.reshard %r0 "],
+    [
+        'func.call @"my-fn',
+        '"fuzz.opaque"(',
+        '"vendor.fused_kernel"(',
+        "sdy.reshard %r0 ",
+        "replica_group_mesh_axes<mesh = #stablehlo.mesh<axes = [",
+        "replica_group_mesh_axes<mesh = @",
+    ],
 )
 def test_extras_are_generated(modules: list[str], marker: str) -> None:
     assert any(marker in m for m in modules)

@@ -5,7 +5,9 @@
   have no sharding rule, so nothing crosses them (the runner allows unregistered dialects on
   both sides);
 * reshard chains for ``canonicalize``: a reshard of a reshard, duplicate reshards of one value,
-  a reshard of a reshape or transpose of a value another reshard reads.
+  a reshard of a reshape or transpose of a value another reshard reads;
+* a ``stablehlo.all_reduce`` whose replica groups are mesh axes, of a mesh symbol or of an
+  inline ``#stablehlo.mesh``.
 
 `decorate` draws from its own random stream (``<seed>/conformance``), so the base program of a
 seed is the one the generator always made.
@@ -17,13 +19,22 @@ import math
 import random
 
 from shardwise.fuzz.builder import random_sharding
-from shardwise.fuzz.program import FOp, FResult, Program, TType, op_bodies, rename_uses
+from shardwise.fuzz.program import (
+    FOp,
+    FResult,
+    Program,
+    TType,
+    op_bodies,
+    rename_uses,
+    symbol,
+)
 
 __all__ = ["decorate"]
 
 _QUOTED_NAMES = 0.5
 _UNREGISTERED = 0.2
 _RESHARD_CHAIN = 0.35
+_MESH_ALL_REDUCE = 0.15
 _UNREGISTERED_NAMES = ("fuzz.opaque", "vendor.fused_kernel")
 
 
@@ -36,6 +47,8 @@ def decorate(prog: Program, seed: int | str) -> Program:
         _insert_after_value(prog, rng, _unregistered)
     if rng.random() < _RESHARD_CHAIN:
         _insert_after_value(prog, rng, _reshard_chain)
+    if rng.random() < _MESH_ALL_REDUCE:
+        _insert_after_value(prog, rng, _mesh_all_reduce)
     return prog
 
 
@@ -102,6 +115,21 @@ def _unregistered(prog: Program, rng: random.Random, value: str, ttype: TType):
     if rng.random() < 0.3:
         op.sharding = random_sharding(rng, prog.meshes, len(ttype.shape), unreduced=False)
     return [op], name
+
+
+def _mesh_all_reduce(prog: Program, rng: random.Random, value: str, ttype: TType):
+    """An all-reduce whose replica groups are mesh axes: of a mesh symbol, or of an inline
+    ``#stablehlo.mesh`` (which `sdy-lift-inlined-meshes` lifts)."""
+    mesh = rng.choice(prog.meshes)
+    names = [n for n, _ in mesh.axes]
+    axes = [n for n in names if rng.random() < 0.6] or [rng.choice(names)]
+    if rng.random() < 0.5:
+        text = symbol(mesh.name)
+    else:
+        inline = ", ".join(f'#stablehlo.mesh_axis<name = "{n}", size = {s}>' for n, s in mesh.axes)
+        text = f"#stablehlo.mesh<axes = [{inline}]>"
+    name = _fresh(prog, "g")
+    return [FOp("mesh_all_reduce", name, [value], ttype, {"mesh": text, "axes": axes})], name
 
 
 def _reshard_chain(prog: Program, rng: random.Random, value: str, ttype: TType):

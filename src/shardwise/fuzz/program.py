@@ -422,6 +422,14 @@ def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
         return [f"{p.head}{name} {p.first} {p.a['sharding'].body()} : {op.type}"]
     if k == "unregistered":  # an op of a dialect MLIR does not know, in generic form
         return [f'{p.head}"{p.a["op"]}"({p.ops}){p.attrs} : {p.fn}']
+    if k == "mesh_all_reduce":  # replica groups named by mesh axes (a symbol or inline mesh)
+        axes = ", ".join(f'#stablehlo.axis_ref<name = "{n}">' for n in p.a["axes"])
+        groups = f"#stablehlo.replica_group_mesh_axes<mesh = {p.a['mesh']}, axes = [{axes}]>"
+        return [
+            f'{p.head}"stablehlo.all_reduce"({p.ops}) ({{',
+            *_add_body("    "),
+            f"    }}) {{replica_groups = {groups}}} : {p.fn}",
+        ]
     if k == "propagation_barrier":
         direction = p.a["dir"]
         return [
