@@ -45,6 +45,37 @@ CASES = {
     ),
 }
 
+# A reshard to a fully replicated sharding on another mesh becomes a collective on the
+# operand's mesh; a reshard of it to that other mesh then cannot be converted: the conversion
+# fails naming the op as the IR stands then (collectives inserted, old reshards kept).
+TWO_MESHES = 'sdy.mesh @p = <["i"=2]>\nsdy.mesh @q = <["j"=4]>\n'
+T = "tensor<8x8xf32>"
+CASES["illegal_after_replicated_to_other_mesh"] = (
+    TWO_MESHES
+    + f"""func.func @main(%x: {T} {{sdy.sharding = #sdy.sharding<@p, [{{"i"}}, {{}}]>}}) -> {T} {{
+  %0 = sdy.reshard %x <@q, [{{}}, {{}}]> : {T}
+  %1 = sdy.reshard %0 <@q, [{{}}, {{"j"}}]> : {T}
+  return %1 : {T}
+}}
+"""
+)
+CASES["illegal_inside_manual_computation_after_multi_result_op"] = (
+    TWO_MESHES
+    + f"""func.func @main(%x: {T} {{sdy.sharding = #sdy.sharding<@p, [{{"i"}}, {{}}]>}}, %y: {T}) -> ({T}, {T}) {{
+  %c = stablehlo.constant dense<2.0> : {T}
+  %b:2 = stablehlo.optimization_barrier %x, %y : {T}, {T}
+  %m = sdy.manual_computation(%b#0) in_shardings=[<@p, [{{}}, {{}}]>] out_shardings=[<@p, [{{}}, {{}}]>] manual_axes={{}} (%l: {T}) {{
+    %n = stablehlo.negate %l {{sdy.sharding = #sdy.sharding_per_value<[<@p, [{{}}, {{"i"}}]>]>}} : {T}
+    %0 = sdy.reshard %n <@q, [{{}}, {{}}]> : {T}
+    %1 = sdy.reshard %0 <@q, [{{"j"}}, {{}}]> {{note = "kept"}} : {T}
+    sdy.return %1 : {T}
+  }} : ({T}) -> {T}
+  %s = stablehlo.add %m, %c : {T}
+  return %s, %b#1 : {T}, {T}
+}}
+"""
+)
+
 
 def _reference_error(text: str) -> tuple[str, int, int]:
     with pytest.raises(ReferenceError) as e:
