@@ -50,3 +50,18 @@ def test_propagate_output_is_the_reference(path: str, capsys: pytest.CaptureFixt
     assert code == 0
     expected = run_pass(TEXT, "sdy-propagation-pipeline", allow_unregistered_dialect=True)
     assert out == expected
+
+
+def test_report_lists_the_unregistered_op(path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["report", "--plain", "--allow-unregistered-dialect", path], capsys)
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "no sharding rule (what flows through them is replicated): acme.op"
+    )
+
+
+def test_explain_accepts_the_flag(path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["explain", "--plain", "--allow-unregistered-dialect", path, "--value", "%0"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert out.startswith("%0 (stablehlo.sqrt")

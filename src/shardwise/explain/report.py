@@ -198,11 +198,13 @@ def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
     )
 
 
-def enumerate_collectives(text: str, name: str, link: LinkModel) -> list[Collective]:
+def enumerate_collectives(
+    text: str, name: str, link: LinkModel, allow_unregistered_dialect: bool = False
+) -> list[Collective]:
     from shardwise.io.mlir import load_text
     from shardwise.passes import run_pass
 
-    copy = load_text(text, name)
+    copy = load_text(text, name, allow_unregistered_dialect)
     run_pass(copy, "sdy-propagation-pipeline")
     run_pass(copy, "sdy-insert-explicit-reshards{enable-full-version=true}")
     run_pass(copy, "sdy-reshard-to-collectives")
@@ -213,15 +215,22 @@ def enumerate_collectives(text: str, name: str, link: LinkModel) -> list[Collect
     ]
 
 
-def build_report(text: str, name: str, link: LinkModel | None = None, progress=None) -> Report:
+def build_report(
+    text: str,
+    name: str,
+    link: LinkModel | None = None,
+    progress=None,
+    allow_unregistered_dialect: bool = False,
+) -> Report:
     """Propagate `text`, enumerate the collectives and per-device memory; explain each value."""
     from shardwise.io.mlir import load_text
 
     link = link or LinkModel()
     from shardwise.rules.registry import ops_without_rule
 
-    report = Report(enumerate_collectives(text, name, link))
-    module = load_text(text, name)
+    unregistered = allow_unregistered_dialect
+    report = Report(enumerate_collectives(text, name, link, unregistered))
+    module = load_text(text, name, unregistered)
     report.ops_without_rule = sorted(ops_without_rule(module))
     ex = explain_module(module)
     keys = all_keys(module)

@@ -28,6 +28,11 @@ def build_parser(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    p.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help='accept ops of unknown dialects ("foo.bar"), as ops without a sharding rule',
+    )
 
 
 def _link(args: argparse.Namespace) -> LinkModel:
@@ -42,7 +47,9 @@ def _link(args: argparse.Namespace) -> LinkModel:
 def run(args: argparse.Namespace) -> int:
     text = read_text_file(args.input)
     progress = Progress("explaining values", force=args.progress)
-    report = build_report(text, args.input, _link(args), progress.update)
+    report = build_report(
+        text, args.input, _link(args), progress.update, args.allow_unregistered_dialect
+    )
     progress.close()
     data = report.to_json()
     if args.json == "-":
