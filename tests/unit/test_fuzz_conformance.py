@@ -33,6 +33,7 @@ def modules() -> list[str]:
         "sdy.reshard %r0 ",
         "replica_group_mesh_axes<mesh = #stablehlo.mesh<axes = [",
         "replica_group_mesh_axes<mesh = @",
+        " loc(",
     ],
 )
 def test_extras_are_generated(modules: list[str], marker: str) -> None:
@@ -55,3 +56,15 @@ def test_generation_is_deterministic() -> None:
 def test_every_module_parses_in_the_reference(modules: list[str]) -> None:
     for text in modules:
         run_pass(text, None, allow_unregistered_dialect=True)
+
+
+def test_located_modules_compare_with_locations() -> None:
+    """A module with explicit locations is printed with them on both sides (positions named
+    "-" as the reference names its input)."""
+    from shardwise.fuzz.runner import run_ours
+
+    text = next(m for m in (generate_module(f"extras-{i}") for i in range(40)) if " loc(" in m)
+    expected = run_pass(
+        text, "sdy-propagation-pipeline", debug_info=True, allow_unregistered_dialect=True
+    )
+    assert run_ours(text, "sdy-propagation-pipeline") == (True, expected)

@@ -7,7 +7,10 @@
 * reshard chains for ``canonicalize``: a reshard of a reshard, duplicate reshards of one value,
   a reshard of a reshape or transpose of a value another reshard reads;
 * a ``stablehlo.all_reduce`` whose replica groups are mesh axes, of a mesh symbol or of an
-  inline ``#stablehlo.mesh``.
+  inline ``#stablehlo.mesh``;
+* explicit locations on callee arguments (``loc("p")``, ``loc(unknown)``, ...): a callee called
+  with different shardings is cloned (``@f_0``), and its arguments keep them. The runner then
+  compares the printouts with locations.
 
 `decorate` draws from its own random stream (``<seed>/conformance``), so the base program of a
 seed is the one the generator always made.
@@ -35,6 +38,8 @@ _QUOTED_NAMES = 0.5
 _UNREGISTERED = 0.2
 _RESHARD_CHAIN = 0.35
 _MESH_ALL_REDUCE = 0.15
+_CALLEE_ARG_LOCS = 0.25
+_ARG_LOCS = ('loc("p")', "loc(unknown)", 'loc("x.py":3:7)', 'loc(fused["q", "y.py":1:2])')
 _UNREGISTERED_NAMES = ("fuzz.opaque", "vendor.fused_kernel")
 
 
@@ -49,6 +54,11 @@ def decorate(prog: Program, seed: int | str) -> Program:
         _insert_after_value(prog, rng, _reshard_chain)
     if rng.random() < _MESH_ALL_REDUCE:
         _insert_after_value(prog, rng, _mesh_all_reduce)
+    if prog.funcs and rng.random() < _CALLEE_ARG_LOCS:
+        for f in prog.funcs:
+            for arg in f.args:
+                if rng.random() < 0.7:
+                    arg.loc = rng.choice(_ARG_LOCS)
     return prog
 
 

@@ -121,6 +121,7 @@ class FArg:
     name: str
     type: TType
     sharding: ShardingSpec | None = None
+    loc: str | None = None  # an explicit location, e.g. ``loc("p")``
 
 
 @dataclass(slots=True)
@@ -519,7 +520,8 @@ def _print_while(op: FOp, types: dict[str, TType]) -> list[str]:
 
 def _arg_text(arg: FArg) -> str:
     attr = "" if arg.sharding is None else f" {{sdy.sharding = {arg.sharding}}}"
-    return f"%{arg.name}: {arg.type}{attr}"
+    loc = "" if arg.loc is None else f" {arg.loc}"
+    return f"%{arg.name}: {arg.type}{attr}{loc}"
 
 
 def _print_func(

@@ -20,7 +20,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-__all__ = ["ReferenceOutcome", "ReferenceWorker", "main", "split_passes"]
+__all__ = ["ReferenceOutcome", "ReferenceWorker", "located", "main", "split_passes"]
+
+
+def located(text: str) -> bool:
+    """Whether a generated module has explicit locations (then both sides print them)."""
+    return " loc(" in text
 
 
 def split_passes(spec: str) -> list[str]:
@@ -158,7 +163,8 @@ def _run(text: str, name: str) -> dict:
 
     try:
         passes = split_passes(name)
-        return {"ok": True, "text": run_pass(text, passes, allow_unregistered_dialect=True)}
+        out = run_pass(text, passes, debug_info=located(text), allow_unregistered_dialect=True)
+        return {"ok": True, "text": out}
     except ReferenceError as e:
         return {"ok": False, "text": "\n".join(e.diagnostics) or str(e)}
 
