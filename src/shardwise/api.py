@@ -202,14 +202,22 @@ def parse_sharding(text: str) -> TensorSharding:
     return parse_tensor_sharding(text if text.startswith("#") else "#sdy.sharding" + text)
 
 
-def load(path_or_text: str | os.PathLike[str]) -> ShardedModule:
-    """Load MLIR from a file path or from text (anything containing a newline or '{')."""
+def load(
+    path_or_text: str | os.PathLike[str], allow_unregistered_dialect: bool = False
+) -> ShardedModule:
+    """Load MLIR from a file path or from text (anything containing a newline or '{').
+
+    `allow_unregistered_dialect`: accept ops of dialects MLIR does not know (``"foo.bar"``) as
+    ops without a sharding rule, as ``sdy_opt -allow-unregistered-dialect`` does.
+    """
     from shardwise.io.mlir import load_text, read_text_file
 
+    unregistered = allow_unregistered_dialect
     if isinstance(path_or_text, str) and ("\n" in path_or_text or "{" in path_or_text):
-        return ShardedModule(load_text(path_or_text), source=path_or_text)
+        module = load_text(path_or_text, allow_unregistered_dialect=unregistered)
+        return ShardedModule(module, source=path_or_text)
     text = read_text_file(path_or_text)
-    return ShardedModule(load_text(text, str(path_or_text)), source=text)
+    return ShardedModule(load_text(text, str(path_or_text), unregistered), source=text)
 
 
 # -- JAX bridges --------------------------------------------------------------------------------

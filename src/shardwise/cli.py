@@ -62,10 +62,10 @@ def _bundled_example() -> _Input:
     return _Input(f"<bundled example>/{EXAMPLE}", path.read_text(encoding="utf-8"))
 
 
-def _load(inp: _Input) -> Module:
+def _load(inp: _Input, args: argparse.Namespace) -> Module:
     from shardwise.io.mlir import load_text
 
-    return load_text(inp.text, inp.name)
+    return load_text(inp.text, inp.name, args.allow_unregistered_dialect)
 
 
 def _output_targets(inputs: list[str], output: str | None) -> list[Path | None]:
@@ -107,12 +107,18 @@ def _emit(module: Module, target: Path | None, generic: bool) -> None:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    """Shardy's verifier, then what propagation would reject (`propagation.preconditions`)."""
+    from shardwise.propagation.preconditions import propagation_precondition_error
+
     status = EXIT_OK
     for arg in args.inputs:
         inp = None
         try:
             inp = _read_input(arg)
-            _load(inp)
+            module = _load(inp, args)
+            error = propagation_precondition_error(module)
+            if error is not None:
+                raise error
         except ShardwiseError as e:
             _report(e, inp.text if inp is not None else None)
             status = EXIT_ERROR
@@ -138,7 +144,7 @@ def _transform(
         try:
             inp = _read_input(args.inputs[i]) if args.inputs else _bundled_example()
             with _gc_paused():
-                module = _load(inp)
+                module = _load(inp, args)
                 transform(module)
                 _emit(module, target, args.generic)
                 # Freed here by reference counting, not later by a GC pass over every op.
@@ -228,6 +234,20 @@ def _add_transform_args(p: argparse.ArgumentParser) -> None:
         help="output file, or directory for several inputs (default: stdout)",
     )
     p.add_argument("--generic", action="store_true", help="print MLIR's generic op form")
+    _add_input_args(p)
+
+
+_VERBOSE_HELP = "also print warnings Shardy only logs (ops without a sharding rule, once each)"
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: given before the command (`shardwise --verbose propagate`) it stays set.
+    p.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=_VERBOSE_HELP)
+    p.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help='accept ops of unknown dialects ("foo.bar"), as ops without a sharding rule',
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -239,10 +259,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks for internal errors"
     )
+    parser.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("verify", help="check that MLIR files parse and verify")
     p.add_argument("inputs", nargs="+", metavar="IN.mlir", help="input files ('-' = stdin)")
+    _add_input_args(p)
     p.set_defaults(run=_cmd_verify)
 
     p = sub.add_parser("propagate", help="propagate shardings and print the module")
@@ -364,10 +386,15 @@ def console_main() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``shardwise`` command; returns the exit status."""
+    from shardwise.rules.registry import UnknownOpWarning, reset_unknown_op_warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    reset_unknown_op_warnings()  # once per op name per run
     with warnings.catch_warnings(), _fewer_gc_passes():
         warnings.showwarning = _show_warning
+        if not args.verbose:  # Shardy only logs them; `report` lists them
+            warnings.simplefilter("ignore", UnknownOpWarning)
         return _run_command(parser, args)
 
 

@@ -71,7 +71,6 @@ _PASS_MODULES = (
     "shardwise.propagation.op_priority_propagation",
     "shardwise.propagation.propagation_pipeline",
     "shardwise.propagation.user_priority_propagation",
-    "shardwise.export.canonicalization_patterns",
     "shardwise.export.close_shardings",
     "shardwise.export.constant_or_scalar_merger",
     "shardwise.export.drop_sharding_and_mesh",
@@ -94,6 +93,7 @@ _PASS_MODULES = (
     "shardwise.export.sink_data_flow_edges",
     "shardwise.export.sink_func_data_flow_edges",
     "shardwise.export.unflatten_call_graph",
+    "shardwise.export.unlabelled_patterns",
     "shardwise.export.update_non_divisible_input_output_shardings",
     "shardwise.export.verify_unreduced_axes",
 )

@@ -221,7 +221,7 @@ CASES: dict[str, Case] = {
     "dynamic-shape": _propagate(
         DYNAMIC,
         "{f}:3:8: error: Shardy propagation only supports ranked tensors with a static shape. "
-        "type: tensor<?x16xf32>",
+        "type: 'tensor<?x16xf32>'",
         "--pass",
         "sdy-basic-propagate",
     ),
@@ -236,7 +236,7 @@ CASES: dict[str, Case] = {
         MESH + "func.func @main(%a: tensor<8xf32>) -> tuple<tensor<8xf32>> {\n"
         "  %0 = stablehlo.tuple %a : tuple<tensor<8xf32>>\n"
         "  return %0 : tuple<tensor<8xf32>>\n}\n",
-        "{f}:3:8: error: Shardy propagation doesn't support tuples: tuple<tensor<8xf32>>",
+        "{f}:3:8: error: Shardy propagation doesn't support tuples: 'tuple<tensor<8xf32>>'",
         "--pass",
         "sdy-basic-propagate",
     ),
@@ -264,8 +264,8 @@ CASES: dict[str, Case] = {
     ),
     "unregistered-dialect": _verify(
         _op(f'%0 = "foo.bar"(%arg0) : ({T}) -> {T}'),
-        "{f}:3:17: error: op of an unregistered dialect: the MLIR bindings shardwise uses (from "
-        "jaxlib) reject dialects they do not register",
+        "{f}:3:17: error: op of an unregistered dialect (registered: those JAX emits, stablehlo, "
+        "sdy, func, chlo, mhlo, ...); pass --allow-unregistered-dialect",
     ),
     "unknown-op": _verify(
         _op(f"%0 = stablehlo.frobnicate %arg0 : {T}"),

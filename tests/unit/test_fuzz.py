@@ -127,7 +127,7 @@ def test_split_passes(spec: str, passes: list[str]) -> None:
 CONSTRUCT_TEXT = {
     "case": '"stablehlo.case"(',
     "optimization_barrier": "stablehlo.optimization_barrier",
-    "call": "func.call @callee",
+    "call": "func.call @",
     "sharding_group": "group_id=",
     "manual_computation": "manual_axes={",
     "reshard": "sdy.reshard %",

@@ -112,13 +112,15 @@ def test_terminator_gets_no_rule_silently() -> None:
         assert create_op_sharding_rule(ret) is None
 
 
-def test_unknown_op_warns_once_per_process_with_shardys_wording() -> None:
+def test_unknown_op_warns_once_per_op_name_with_shardys_wording() -> None:
     with pytest.warns(
         UnknownOpWarning, match="^op 'stablehlo.map' is unknown to SDY sharding rule registry$"
     ):
         assert create_op_sharding_rule(make_op("stablehlo.map")) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        assert create_op_sharding_rule(make_op("stablehlo.map")) is None
+    with pytest.warns(UnknownOpWarning, match="^op 'stablehlo.composite' is unknown"):
         assert create_op_sharding_rule(make_op("stablehlo.composite")) is None
 
 

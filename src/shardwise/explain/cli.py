@@ -23,10 +23,15 @@ def build_parser(p: argparse.ArgumentParser) -> None:
     which.add_argument("--op", type=int, metavar="LINE", help="the op at this line of the input")
     p.add_argument("--picture", action="store_true", help="draw the tiles on the devices")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    p.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help='accept ops of unknown dialects ("foo.bar"), as ops without a sharding rule',
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    module = load_text(read_text_file(args.input), args.input)
+    module = load_text(read_text_file(args.input), args.input, args.allow_unregistered_dialect)
     ex = explain_module(module)
     console = None
     if wants_rich(args.plain):

@@ -99,6 +99,8 @@ class Report:
     totals: dict[str, dict[str, float]] = field(default_factory=dict)
     per_line: dict[str, dict[str, float]] = field(default_factory=dict)
     summary: dict[str, float | int] = field(default_factory=dict)
+    # Ops without a sharding rule (they replicate what flows through them), sorted.
+    ops_without_rule: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -107,6 +109,7 @@ class Report:
             "values": self.values,
             "totals": self.totals,
             "per_line": self.per_line,
+            "ops_without_rule": self.ops_without_rule,
         }
 
 
@@ -199,11 +202,13 @@ def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
     )
 
 
-def enumerate_collectives(text: str, name: str, link: LinkModel) -> list[Collective]:
+def enumerate_collectives(
+    text: str, name: str, link: LinkModel, allow_unregistered_dialect: bool = False
+) -> list[Collective]:
     from shardwise.io.mlir import load_text
     from shardwise.passes import run_pass
 
-    copy = load_text(text, name)
+    copy = load_text(text, name, allow_unregistered_dialect)
     run_pass(copy, "sdy-propagation-pipeline")
     return _collectives_of_propagated(copy, link)
 
@@ -227,15 +232,18 @@ def build_report(
     link: LinkModel | None = None,
     progress=None,
     explanations: bool = True,
+    allow_unregistered_dialect: bool = False,
 ) -> Report:
     """Propagate `text`, explain each value (with its prose if `explanations`), then list
-    the collectives, per-device memory and the summary."""
+    the collectives, per-device memory, the ops without a rule and the summary."""
     from shardwise.explain.summary import summary
     from shardwise.io.mlir import load_text
+    from shardwise.rules.registry import ops_without_rule
 
     link = link or LinkModel()
     report = Report()
-    module = load_text(text, name)
+    module = load_text(text, name, allow_unregistered_dialect)
+    report.ops_without_rule = sorted(ops_without_rule(module))
     ex = explain_module(module)
     keys = all_keys(module)
     for i, key in enumerate(keys):

@@ -34,6 +34,11 @@ def build_parser(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    p.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help='accept ops of unknown dialects ("foo.bar"), as ops without a sharding rule',
+    )
 
 
 def _link(args: argparse.Namespace) -> LinkModel:
@@ -53,7 +58,14 @@ def run(args: argparse.Namespace) -> int:
     text = read_text_file(args.input)
     progress = Progress("explaining values", force=args.progress)
     prose = bool(args.explanations or args.html)
-    report = build_report(text, args.input, _link(args), progress.update, explanations=prose)
+    report = build_report(
+        text,
+        args.input,
+        _link(args),
+        progress.update,
+        explanations=prose,
+        allow_unregistered_dialect=args.allow_unregistered_dialect,
+    )
     progress.close()
     data = report.to_json()
     if not args.explanations:  # the structured facts only, unless asked
@@ -81,4 +93,7 @@ def run(args: argparse.Namespace) -> int:
         for axis, t in report.totals.items():
             print(f"axis {axis}: {t['count']} collectives, {t['bytes_per_device']} B/device")
         print(summary_line(report.summary))
+        if report.ops_without_rule:
+            names = ", ".join(report.ops_without_rule)
+            print(f"no sharding rule (what flows through them is replicated): {names}")
     return 0

@@ -40,7 +40,6 @@ from shardwise.export.collective_attrs import (
 )
 from shardwise.ir import Module, Op
 from shardwise.mesh import Mesh
-from shardwise.passes import sdy_pass
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
 
@@ -309,9 +308,3 @@ def patterns_for_labels(module: Module, labels: frozenset[str]) -> dict[str, lis
 def canonicalize_with_labels(module: Module, labels: frozenset[str]) -> None:
     """`canonicalize{enable-patterns=<labels>}` as far as our modules are concerned."""
     canonicalize(module, patterns_for_labels(module, labels))
-
-
-@sdy_pass("canonicalize")
-def run_canonicalize(module: Module, enable_patterns: str = "") -> None:
-    """MLIR's ``canonicalize{enable-patterns=...}`` for Shardy's labelled patterns."""
-    canonicalize_with_labels(module, frozenset(p for p in enable_patterns.split(",") if p))

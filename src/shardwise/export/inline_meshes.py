@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from shardwise.imports.replica_group_meshes import missing_mesh_error
 from shardwise.ir import (
     Module,
 )
@@ -35,3 +36,7 @@ def inline_meshes(module: Module) -> None:
     transform_shardings(module.op, inline)
     for op in list(module.top_level_ops("sdy.mesh")):
         op.erase()
+    # The reference erases meshes that replica groups still name; its verifier then fails.
+    error = missing_mesh_error(module)
+    if error is not None:
+        raise error

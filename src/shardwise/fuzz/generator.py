@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from shardwise.fuzz import constructs
+from shardwise.fuzz import conformance, constructs
 from shardwise.fuzz.builder import DIM_SIZES as _DIM_SIZES
 from shardwise.fuzz.builder import Builder as _Builder
 from shardwise.fuzz.builder import ModuleState, random_mesh, random_sharding
@@ -438,7 +438,8 @@ def generate_program(seed: int | str) -> Program:
     while sum(1 for op in b.ops if op.kind != "constant") < target:
         kind = rng.choices(OP_KINDS, _KIND_WEIGHTS)[0]
         _BUILDERS[kind](b)
-    return Program(meshes, b.args, b.ops, b.choose_results(), b.funcs)
+    program = Program(meshes, b.args, b.ops, b.choose_results(), b.funcs)
+    return conformance.decorate(program, seed)
 
 
 def generate_module(seed: int | str) -> str:

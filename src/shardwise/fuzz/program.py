@@ -7,6 +7,7 @@ func args, ``v7`` for op results) so that deleting an op never renumbers the res
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -25,7 +26,15 @@ __all__ = [
     "op_uses",
     "print_program",
     "rename_uses",
+    "symbol",
 ]
+
+_BARE_SYMBOL_RE = re.compile(r"^[A-Za-z_][\w$.]*$")
+
+
+def symbol(name: str) -> str:
+    """``@name``, quoted when MLIR needs it (``@"my-fn"``)."""
+    return "@" + (name if _BARE_SYMBOL_RE.match(name) else f'"{name}"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +62,7 @@ class MeshSpec:
             if self.device_ids is None
             else f", device_ids=[{', '.join(map(str, self.device_ids))}]"
         )
-        return f"sdy.mesh @{self.name} = <[{axes}]{ids}>"
+        return f"sdy.mesh {symbol(self.name)} = <[{axes}]{ids}>"
 
     def size_of(self, axis: str) -> int:
         return dict(self.axes)[axis]
@@ -101,7 +110,7 @@ class ShardingSpec:
             rep = ", replicated={" + ", ".join(str(a) for a in self.replicated) + "}"
         if self.unreduced:
             rep += ", unreduced={" + ", ".join(str(a) for a in self.unreduced) + "}"
-        return f"<@{self.mesh}, [{dims}]{rep}>"
+        return f"<{symbol(self.mesh)}, [{dims}]{rep}>"
 
     def __str__(self) -> str:
         return "#sdy.sharding" + self.body()
@@ -112,6 +121,7 @@ class FArg:
     name: str
     type: TType
     sharding: ShardingSpec | None = None
+    loc: str | None = None  # an explicit location, e.g. ``loc("p")``
 
 
 @dataclass(slots=True)
@@ -411,6 +421,16 @@ def _print_op(op: FOp, types: dict[str, TType]) -> list[str]:
     if k in ("sharding_constraint", "reshard"):
         name = "sdy.sharding_constraint" if k == "sharding_constraint" else "sdy.reshard"
         return [f"{p.head}{name} {p.first} {p.a['sharding'].body()} : {op.type}"]
+    if k == "unregistered":  # an op of a dialect MLIR does not know, in generic form
+        return [f'{p.head}"{p.a["op"]}"({p.ops}){p.attrs} : {p.fn}']
+    if k == "mesh_all_reduce":  # replica groups named by mesh axes (a symbol or inline mesh)
+        axes = ", ".join(f'#stablehlo.axis_ref<name = "{n}">' for n in p.a["axes"])
+        groups = f"#stablehlo.replica_group_mesh_axes<mesh = {p.a['mesh']}, axes = [{axes}]>"
+        return [
+            f'{p.head}"stablehlo.all_reduce"({p.ops}) ({{',
+            *_add_body("    "),
+            f"    }}) {{replica_groups = {groups}}} : {p.fn}",
+        ]
     if k == "propagation_barrier":
         direction = p.a["dir"]
         return [
@@ -431,7 +451,7 @@ def _print_construct(op: FOp, types: dict[str, TType]) -> list[str]:
         rtypes = ", ".join(str(t) for t in _result_types(op))
         return [f"{head}stablehlo.optimization_barrier{attrs} {ops} : {rtypes}"]
     if k == "call":
-        return [f"{head}func.call @{a['callee']}({ops}){attrs} : {_fn_type(op, types)}"]
+        return [f"{head}func.call {symbol(a['callee'])}({ops}){attrs} : {_fn_type(op, types)}"]
     if k == "case":
         lines = [f'{head}"stablehlo.case"({ops}) ({{']
         for j, branch in enumerate(a["branches"]):
@@ -470,7 +490,7 @@ def _print_while(op: FOp, types: dict[str, TType]) -> list[str]:
     if op.sharding is not None:
         sharding = (
             f" attributes {{sdy.sharding = #sdy.sharding_per_value<[{op.sharding.body()}, "
-            f"<@{op.sharding.mesh}, []>]>}}"
+            f"<{symbol(op.sharding.mesh)}, []>]>}}"
         )
     lines = [
         f"    %{base}:2 = stablehlo.while(%{base}_x = %{x}, %{base}_c = %{counter})"
@@ -500,7 +520,8 @@ def _print_while(op: FOp, types: dict[str, TType]) -> list[str]:
 
 def _arg_text(arg: FArg) -> str:
     attr = "" if arg.sharding is None else f" {{sdy.sharding = {arg.sharding}}}"
-    return f"%{arg.name}: {arg.type}{attr}"
+    loc = "" if arg.loc is None else f" {arg.loc}"
+    return f"%{arg.name}: {arg.type}{attr}{loc}"
 
 
 def _print_func(
@@ -513,7 +534,7 @@ def _print_func(
         res.append(f"{types[r.value]}{attr}")
     visibility = "private " if private else ""
     arg_text = ", ".join(_arg_text(a) for a in args)
-    lines = [f"  func.func {visibility}@{name}({arg_text}) -> ({', '.join(res)}) {{"]
+    lines = [f"  func.func {visibility}{symbol(name)}({arg_text}) -> ({', '.join(res)}) {{"]
     for op in ops:
         lines += _print_op(op, types)
     vals = ", ".join(f"%{r.value}" for r in results)

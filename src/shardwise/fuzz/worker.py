@@ -20,7 +20,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-__all__ = ["ReferenceOutcome", "ReferenceWorker", "main", "split_passes"]
+__all__ = ["ReferenceOutcome", "ReferenceWorker", "located", "main", "split_passes"]
+
+
+def located(text: str) -> bool:
+    """Whether a generated module has explicit locations (then both sides print them)."""
+    return " loc(" in text
 
 
 def split_passes(spec: str) -> list[str]:
@@ -147,7 +152,7 @@ def _parse(text: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        run_pass(text, None)
+        run_pass(text, None, allow_unregistered_dialect=True)
     except ReferenceError as e:
         return {"parsed": False, "error": "\n".join(e.diagnostics) or str(e)}
     return {"parsed": True, "error": ""}
@@ -157,7 +162,9 @@ def _run(text: str, name: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        return {"ok": True, "text": run_pass(text, split_passes(name))}
+        passes = split_passes(name)
+        out = run_pass(text, passes, debug_info=located(text), allow_unregistered_dialect=True)
+        return {"ok": True, "text": out}
     except ReferenceError as e:
         return {"ok": False, "text": "\n".join(e.diagnostics) or str(e)}
 

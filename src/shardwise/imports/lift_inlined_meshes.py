@@ -4,10 +4,10 @@ symbol, equal meshes one symbol (Shardy's `import/lift_inlined_meshes.cc`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from shardwise.imports.replica_group_meshes import lift_replica_group_meshes
 from shardwise.imports.symbol_dce import PLAIN_PROPERTY_OPS
 from shardwise.ir import (
     ArrayAttr,
@@ -17,8 +17,6 @@ from shardwise.ir import (
     RawAttr,
     SymbolTable,
     string_attr,
-    symbol_ref,
-    symbol_ref_name,
 )
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
@@ -67,10 +65,10 @@ def lift_inlined_meshes(module: Module) -> None:
     """Dedup identical ``sdy.mesh`` ops and lift meshes inlined in shardings into symbols.
 
     Duplicates keep the first name; a lifted mesh is named ``mesh`` / ``maximal_mesh_<id>`` /
-    ``empty_mesh`` (uniqued ``_<k>``) and placed after the last mesh. Collectives' mesh-axes
-    replica groups that name a removed duplicate name the kept mesh (inlined meshes there are
-    not lifted: the reference's parser does not accept them). Every mesh then gets a
-    ``stablehlo.mesh`` attribute if it has none.
+    ``empty_mesh`` (uniqued ``_<k>``) and placed after the last mesh. Then collectives'
+    mesh-axes replica groups (`replica_group_meshes`): a removed duplicate is renamed, an
+    inline ``#stablehlo.mesh`` lifted. Every mesh then gets a ``stablehlo.mesh`` attribute if
+    it has none.
     """
     table = SymbolTable(module)
     by_mesh: dict[Mesh, str] = {}
@@ -109,8 +107,7 @@ def lift_inlined_meshes(module: Module) -> None:
     # With no mesh removed and none inlined, `lift` would return every sharding as it is.
     if by_ref or _has_inlined_mesh(module.op):
         transform_shardings(module.op, lift)
-    if by_ref:  # else no mesh was removed, and no replica group names a removed one
-        _rename_replica_group_meshes(module, by_ref)
+    lift_replica_group_meshes(module, table, by_ref, last)
     for op in module.top_level_ops("sdy.mesh"):
         mesh = op.get_attr("mesh")
         if _STABLEHLO_MESH_ATTR not in op.attributes and isinstance(mesh, Mesh):
@@ -155,26 +152,3 @@ def _holds_inlined_mesh(values: Iterable[object]) -> bool:
         if found:
             return True
     return False
-
-
-_COLLECTIVES = frozenset(
-    "stablehlo." + name
-    for name in ("all_gather", "all_reduce", "reduce_scatter", "all_to_all", "collective_broadcast")
-)
-
-
-_REPLICA_GROUP_MESH_RE = re.compile(
-    r'^(#stablehlo\.replica_group_mesh_axes<mesh = @)("(?:[^"\\]|\\.)*"|[\w$.\-]+)(.*)$', re.S
-)
-
-
-def _rename_replica_group_meshes(module: Module, by_ref: dict[str, str]) -> None:
-    """Collectives whose ``replica_groups`` name a deduplicated mesh name the kept one."""
-    for op in module.walk():
-        attr = op.get_attr("replica_groups") if op.name in _COLLECTIVES else None
-        m = _REPLICA_GROUP_MESH_RE.match(str(attr)) if attr is not None else None
-        if m is None or symbol_ref_name("@" + m.group(2)) not in by_ref:
-            continue
-        new = by_ref[symbol_ref_name("@" + m.group(2))]
-        holder = op.properties if "replica_groups" in op.properties else op.attributes
-        holder["replica_groups"] = RawAttr(m.group(1) + str(symbol_ref(new))[1:] + m.group(3))

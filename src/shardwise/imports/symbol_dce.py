@@ -15,10 +15,17 @@ import functools
 import re
 from collections.abc import Iterator
 
+from shardwise.errors import PropagationError
 from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
 from shardwise.passes import sdy_pass
 
-__all__ = ["PLAIN_PROPERTY_OPS", "symbol_dce"]
+__all__ = [
+    "PLAIN_PROPERTY_OPS",
+    "UNKNOWN_SYMBOL_TABLE",
+    "check_symbol_uses_computable",
+    "references_in_text",
+    "symbol_dce",
+]
 
 # A string literal (skipped: '@' inside strings is not a reference) or an ``@symbol``.
 _REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
@@ -96,13 +103,13 @@ def _add_references(attrs: dict[str, object], names: set[str]) -> None:
         cls = type(value)
         if cls is RawAttr:
             if "@" in value.text and key != "sym_name":  # type: ignore[attr-defined]
-                names.update(_references_in_text(value.text))  # type: ignore[attr-defined]
+                names.update(references_in_text(value.text))  # type: ignore[attr-defined]
         elif (cls is DictAttr or cls is ArrayAttr) and key != "sym_name":
             names.update(_references_in(value))
 
 
 @functools.lru_cache(maxsize=4096)
-def _references_in_text(text: str) -> tuple[str, ...]:
+def references_in_text(text: str) -> tuple[str, ...]:
     """The ``@symbol`` names in an attribute's text (strings skipped); one text serves many ops
     (a callee, a ``called_computations`` list)."""
     return tuple(
@@ -116,7 +123,7 @@ def _references_in(value: object) -> Iterator[str]:
     if cls is RawAttr:
         text = value.text  # type: ignore[attr-defined]
         if "@" in text:
-            yield from _references_in_text(text)
+            yield from references_in_text(text)
     elif cls is DictAttr:
         for item in value.entries.values():  # type: ignore[attr-defined]
             yield from _references_in(item)
@@ -160,6 +167,7 @@ class _Liveness:
 @sdy_pass("symbol-dce")
 def symbol_dce(module: Module) -> None:
     """Erase every private top-level symbol that no live op references (transitively)."""
+    check_symbol_uses_computable(module)
     liveness = _Liveness(module)
     scans: list[Iterator[None]] = []  # a stack: the newest live symbols are searched first
     while liveness.pending:
@@ -175,3 +183,68 @@ def symbol_dce(module: Module) -> None:
 
 
 _DONE = object()
+
+
+# -- ops of unregistered dialects that might be symbol tables -----------------------------------
+#
+# Ops of unregistered dialects that MLIR's symbol machinery refuses to look into.
+#
+# An op of an unregistered dialect with exactly one region might be a symbol table (MLIR knows
+# nothing of it), so ``SymbolTable::getSymbolUses`` gives up on any op containing one, and
+# `symbol-dce` fails: "operation contains potentially unknown symbol table, meaning that we
+# can't reliable compute symbol uses", at the live top-level op it was computing the uses of.
+# `symbol-dce` visits live top-level ops from the last one up, each private symbol a visited op
+# names right after that op.
+
+
+UNKNOWN_SYMBOL_TABLE = (
+    "operation contains potentially unknown symbol table, meaning that we can't reliable "
+    "compute symbol uses"
+)
+
+
+def _contains_unknown_symbol_table(op: Op, unregistered: frozenset[str]) -> bool:
+    ops = [op]
+    for nested in ops:
+        if nested.name in unregistered and len(nested.regions) == 1:
+            return True
+        if nested is op or nested.name != "builtin.module":  # a nested symbol table: not entered
+            for region in nested.regions:
+                for block in region.blocks:
+                    ops.extend(block.ops)
+    return False
+
+
+def _named_symbols(op: Op) -> list[str]:
+    """The symbols `op` and its nested ops name, in walk order."""
+    names: list[str] = []
+    for nested in op.walk():
+        for attrs in (nested.properties, nested.attributes):
+            for key, value in attrs.items():
+                if key != "sym_name" and isinstance(value, RawAttr) and "@" in value.text:
+                    names.extend(references_in_text(value.text))
+    return names
+
+
+def _is_private(op: Op) -> bool:
+    visibility = op.get_attr("sym_visibility")
+    return visibility is not None and string_attr_value(visibility) == "private"
+
+
+def check_symbol_uses_computable(module: Module) -> None:
+    """Raise the reference's `symbol-dce` error if a live top-level op contains an op of an
+    unregistered dialect with one region."""
+    if not module.unregistered_ops:
+        return
+    symbols = {module.symbol_name(op): op for op in module.body.ops}
+    live = {id(op) for op in module.body.ops if not _is_private(op)}
+    worklist = [op for op in module.body.ops if id(op) in live]
+    while worklist:
+        op = worklist.pop()
+        if _contains_unknown_symbol_table(op, module.unregistered_ops):
+            raise PropagationError(UNKNOWN_SYMBOL_TABLE, op.location)
+        for name in _named_symbols(op):
+            target = symbols.get(name)
+            if target is not None and id(target) not in live:
+                live.add(id(target))
+                worklist.append(target)

@@ -111,13 +111,15 @@ def _make_context() -> Any:
     return context
 
 
-def _parse(text: str) -> Any:
+def _parse(text: str, allow_unregistered_dialect: bool = False) -> Any:
     """Parse and verify with the bindings, in a fresh context.
 
     A fresh context per module: one shared context would rename ``dense_resource`` blobs on
     every reparse (``blob`` -> ``blob_1``) and keep every attribute ever parsed alive.
     """
-    return _ir().Module.parse(text, context=_make_context())
+    context = _make_context()
+    context.allow_unregistered_dialects = allow_unregistered_dialect
+    return _ir().Module.parse(text, context=context)
 
 
 # -- locations ---------------------------------------------------------------------------------
@@ -205,21 +207,22 @@ def _diagnostic_error(err: Any, filename: str) -> ShardwiseError:
     message = first.message
     if message.startswith(_UNREGISTERED_DIALECT):
         message = (
-            "op of an unregistered dialect: the MLIR bindings shardwise uses (from jaxlib) "
-            "reject dialects they do not register (those JAX emits: stablehlo, sdy, func, chlo, "
-            "mhlo, ...); lower the op to StableHLO or wrap it in a stablehlo.custom_call"
+            "op of an unregistered dialect (registered: those JAX emits, stablehlo, sdy, func, "
+            "chlo, mhlo, ...); pass --allow-unregistered-dialect (shardwise.load(..., "
+            "allow_unregistered_dialect=True)) to accept it as an op without a sharding rule, "
+            "or lower it to StableHLO"
         )
     return cls(message, location, notes)
 
 
-def _raise_parse_error(err: Any, blanked: str | None, filename: str) -> None:
+def _raise_parse_error(err: Any, blanked: str | None, filename: str, unregistered: bool) -> None:
     """Raise the bindings' complaint at a position in the user's file."""
     if blanked is not None:
         # Diagnostics point at the user's loc(...) annotations; the blanked copy reports
         # positions in the file instead.
         mlir_ir = _ir()
         try:
-            _parse(blanked)
+            _parse(blanked, unregistered)
         except mlir_ir.MLIRError as e2:
             err = e2
     raise _diagnostic_error(err, filename) from None
@@ -236,8 +239,14 @@ def _sdy_parser() -> gen.SdyParser | None:
     return parse_sdy_attribute
 
 
-def load_text(text: str, filename: str = "-") -> ir.Module:
-    """Parse and verify MLIR text (StableHLO + sdy) into our IR; errors name `filename`."""
+def load_text(
+    text: str, filename: str = "-", allow_unregistered_dialect: bool = False
+) -> ir.Module:
+    """Parse and verify MLIR text (StableHLO + sdy) into our IR; errors name `filename`.
+
+    `allow_unregistered_dialect` accepts ops of dialects MLIR does not know (``"foo.bar"``),
+    as ``sdy_opt -allow-unregistered-dialect`` does; they have no sharding rule.
+    """
     if not text.strip():
         raise InputError(
             "empty input: expected an MLIR module (e.g. the output of jax.jit(f).lower(...))",
@@ -245,14 +254,15 @@ def load_text(text: str, filename: str = "-") -> ir.Module:
         )
     mlir_ir = _ir()
     blanked, explicit = blank_locations(text)
+    unregistered = allow_unregistered_dialect
     try:
-        module = _parse(text)
+        module = _parse(text, unregistered)
     except mlir_ir.MLIRError as e:
-        _raise_parse_error(e, blanked if explicit else None, filename)
+        _raise_parse_error(e, blanked if explicit else None, filename, unregistered)
     positions = None
     if explicit:
         try:
-            positions = _walk_positions(_parse(blanked), filename)
+            positions = _walk_positions(_parse(blanked, unregistered), filename)
         except mlir_ir.MLIRError as e:
             raise InternalError(
                 f"the input parses, but not once its loc(...) are blanked: {e}",
@@ -270,12 +280,19 @@ def load_text(text: str, filename: str = "-") -> ir.Module:
     )
     result = gen.parse_generic(printed, filename, _sdy_parser(), positions)
     result.source = text
+    result.allow_unregistered_dialect = unregistered
+    if unregistered:
+        names = {op.name for op in result.walk()}
+        context = module.context
+        result.unregistered_ops = frozenset(
+            n for n in names if not context.is_registered_operation(n)
+        )
     return result
 
 
-def load_file(path: str | os.PathLike[str]) -> ir.Module:
+def load_file(path: str | os.PathLike[str], allow_unregistered_dialect: bool = False) -> ir.Module:
     """`load_text` of a file; unreadable, binary or non-UTF-8 files raise `InputError`."""
-    return load_text(read_text_file(path), str(path))
+    return load_text(read_text_file(path), str(path), allow_unregistered_dialect)
 
 
 def read_text_file(path: str | os.PathLike[str]) -> str:
@@ -396,7 +413,7 @@ def _write_with_mlir(module: ir.Module, generic: bool, debug_info: bool) -> str:
     text = gen.print_generic(module, with_locs=debug_info)
     mlir_ir = _ir()
     try:
-        parsed = _parse(text)
+        parsed = _parse(text, module.allow_unregistered_dialect)
     except mlir_ir.MLIRError:
         raise _write_error(module) from None
     # Verified by the parse just above: printing need not verify again (it would fall back to
@@ -412,7 +429,7 @@ def _write_error(module: ir.Module) -> ShardwiseError:
     text = gen.print_generic(module, markers=markers)
     mlir_ir = _ir()
     try:
-        _parse(text)
+        _parse(text, module.allow_unregistered_dialect)
     except mlir_ir.MLIRError as e:
         err = _diagnostic_error(e, module.filename)
         diag = e.error_diagnostics[0] if e.error_diagnostics else None

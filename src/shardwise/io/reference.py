@@ -77,15 +77,22 @@ def parse_and_print(text: str, generic: bool = False) -> str:
 
 
 def run_pass(
-    text: str, passes: str | list[str] | None, generic: bool = False, debug_info: bool = False
+    text: str,
+    passes: str | list[str] | None,
+    generic: bool = False,
+    debug_info: bool = False,
+    allow_unregistered_dialect: bool = False,
 ) -> str:
     """Run `passes` on `text` with Shardy in this process and return the printed module.
 
-    `debug_info` prints locations too (to compare the locations passes give new ops).
+    `debug_info` prints locations too (to compare the locations passes give new ops);
+    `allow_unregistered_dialect` accepts ops of unknown dialects (``sdy_opt
+    -allow-unregistered-dialect``).
     """
     from jax._src.lib.mlir import ir, passmanager
 
-    with _context():
+    with _context() as ctx:
+        ctx.allow_unregistered_dialects = allow_unregistered_dialect
         try:
             module = ir.Module.parse(text)
             if passes:
@@ -101,7 +108,10 @@ import json, sys
 from shardwise.io.reference import run_pass, ReferenceError
 req = json.loads(sys.stdin.read())
 try:
-    out = run_pass(req["text"], req["passes"], req["generic"])
+    out = run_pass(
+        req["text"], req["passes"], req["generic"],
+        allow_unregistered_dialect=req.get("unregistered", False),
+    )
     sys.stdout.write(json.dumps({"ok": True, "text": out}))
 except ReferenceError as e:
     sys.stdout.write(json.dumps({"ok": False, "text": "\n".join(e.diagnostics) or str(e)}))
@@ -109,10 +119,21 @@ except ReferenceError as e:
 
 
 def run_pass_isolated(
-    text: str, passes: str | list[str] | None, generic: bool = False, timeout: float = 120
+    text: str,
+    passes: str | list[str] | None,
+    generic: bool = False,
+    timeout: float = 120,
+    allow_unregistered_dialect: bool = False,
 ) -> ReferenceResult:
     """Like `run_pass`, in a child process: a crash is reported, not inherited."""
-    req = json.dumps({"text": text, "passes": passes, "generic": generic})
+    req = json.dumps(
+        {
+            "text": text,
+            "passes": passes,
+            "generic": generic,
+            "unregistered": allow_unregistered_dialect,
+        }
+    )
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _CHILD],

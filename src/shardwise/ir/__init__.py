@@ -22,6 +22,7 @@ from shardwise.ir.attrs import (
     split_top_level,
     string_attr,
     string_attr_value,
+    unescape_string,
 )
 from shardwise.ir.core import (
     SHARDING_ATTR,
@@ -86,5 +87,6 @@ __all__ = [
     "symbol_ref",
     "string_attr",
     "string_attr_value",
+    "unescape_string",
     "SymbolTable",
 ]

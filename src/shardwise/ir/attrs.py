@@ -70,8 +70,28 @@ def string_attr_value(attr: Any) -> str:
     """The contents of a StringAttr's text (``"foo"`` -> ``foo``)."""
     text = str(attr)
     if text.startswith('"') and text.endswith('"'):
-        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        return unescape_string(text[1:-1])
     return text
+
+
+_ESCAPE_RE = re.compile(r'\\(["\\nt]|[0-9a-fA-F]{2})')
+_ESCAPES = {'"': b'"', "\\": b"\\", "n": b"\n", "t": b"\t"}
+
+
+def unescape_string(body: str) -> str:
+    """The contents of an MLIR string literal without its quotes: ``\\"``, ``\\\\``, ``\\n``,
+    ``\\t`` and the ``\\XX`` byte escapes MLIR prints (``"`` as ``\\22``, non-ASCII bytes)."""
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE_RE.finditer(body):
+        out += body[pos : m.start()].encode()
+        escape = m.group(1)
+        out += _ESCAPES.get(escape) or bytes([int(escape, 16)])
+        pos = m.end()
+    out += body[pos:].encode()
+    return out.decode("utf-8", errors="surrogateescape")
 
 
 def split_top_level(text: str) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from shardwise.errors import UNKNOWN_LOCATION, Location
+from shardwise.ir.attrs import unescape_string
 from shardwise.ir.types import Type
 
 SHARDING_ATTR = "sdy.sharding"
@@ -346,6 +347,10 @@ class Module:
         self.op = op
         self.source = source
         self.filename = filename
+        # Read with ops of unregistered dialects allowed: written back the same way. Those
+        # ops' names (MLIR gives them no traits: no rule, unknown effects, maybe a symbol table).
+        self.allow_unregistered_dialect = False
+        self.unregistered_ops: frozenset[str] = frozenset()
 
     @property
     def body(self) -> Block:
@@ -389,7 +394,7 @@ class Module:
         if attr is None:
             return None
         text = str(attr)
-        return text[1:-1] if text.startswith('"') else text
+        return unescape_string(text[1:-1]) if text.startswith('"') else text
 
     def lookup_symbol(self, name: str) -> Op | None:
         """The first top-level op whose `symbol_name` is `name` (a scan: passes call this
@@ -401,7 +406,7 @@ class Module:
                 if attr is None:
                     continue
             text = str(attr)
-            if (text[1:-1] if text.startswith('"') else text) == name:
+            if (unescape_string(text[1:-1]) if text.startswith('"') else text) == name:
                 return op
         return None
 

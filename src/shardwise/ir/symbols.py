@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardwise.ir.attrs import RawAttr, is_bare_key, string_attr
+from shardwise.ir.attrs import RawAttr, is_bare_key, string_attr, unescape_string
 from shardwise.ir.core import Module, Op
 
 
@@ -14,7 +14,7 @@ def symbol_ref_name(attr: Any) -> str:
     if text.startswith("@"):
         text = text[1:]
     if text.startswith('"') and text.endswith('"'):
-        text = text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        text = unescape_string(text[1:-1])
     return text
 
 

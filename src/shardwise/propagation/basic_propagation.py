@@ -41,17 +41,17 @@ def check_static_shapes(module: Module) -> None:
             if isinstance(t, TensorType) and not t.is_static:
                 raise PropagationError(
                     "Shardy propagation only supports ranked tensors with a static shape. "
-                    f"type: {t}",
+                    f"type: '{t}'",
                     op.location,
                 )
             if isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
                 raise PropagationError(
-                    f"Shardy propagation doesn't support tuples: {t}", op.location
+                    f"Shardy propagation doesn't support tuples: '{t}'", op.location
                 )
             if isinstance(t, OpaqueType) and t.text.startswith("tensor<"):
                 raise PropagationError(
                     "Shardy propagation only supports ranked tensors with a static shape. "
-                    f"type: {t}",
+                    f"type: '{t}'",
                     op.location,
                 )
 

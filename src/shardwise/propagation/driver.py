@@ -126,7 +126,7 @@ class _PropagateAny:
 propagate_any: DirectionFn = _PropagateAny()
 
 
-def _main_func(module: Module) -> Op:
+def main_func_for_propagation(module: Module) -> Op:
     func = main_func(module)
     if func is not None:
         return func
@@ -221,7 +221,7 @@ class PropagationDriver:
     # -- entry point ------------------------------------------------------------------------
 
     def run(self) -> None:
-        main = self.main = _main_func(self.module)
+        main = self.main = main_func_for_propagation(self.module)
         self.propagate_func_results(main)
         if self.changed:  # written without requeuing: the previous fixed point is gone
             self.skip.forget_previous()

@@ -6,8 +6,8 @@ Rules live in `shardwise.rules.ops.<family>` and register themselves by op name 
 1. a registered rule function;
 2. `NO_RULE_OPS`: ops that deliberately get no rule (handled elsewhere or nothing to shard);
 3. terminators: no rule, silently;
-4. anything else: no rule, plus one warning per process
-   ``op '<name>' is unknown to SDY sharding rule registry``.
+4. anything else: no rule, plus one warning per op name (per command run)
+   ``op '<name>' is unknown to SDY sharding rule registry``; `ops_without_rule` lists them.
 
 `get_or_create_sharding_rule` first honours a rule already on the op (``sdy.sharding_rule``,
 e.g. a user's custom rule) and by default stores a created rule on the op.
@@ -19,8 +19,9 @@ import importlib
 import warnings
 from collections.abc import Callable
 
+from shardwise.errors import ShardwiseError
 from shardwise.hashing import InternTable
-from shardwise.ir import SHARDING_RULE_ATTR, Op
+from shardwise.ir import SHARDING_RULE_ATTR, Module, Op
 from shardwise.rules.rule import OpShardingRule
 from shardwise.syntax import parse_op_sharding_rule
 
@@ -29,6 +30,7 @@ __all__ = [
     "RuleFn",
     "UnknownOpWarning",
     "create_op_sharding_rule",
+    "ops_without_rule",
     "get_or_create_sharding_rule",
     "has_rule_function",
     "register",
@@ -84,17 +86,41 @@ class UnknownOpWarning(UserWarning):
 
 
 _warned: set[str] = set()
+# While `ops_without_rule` runs: the names found, instead of warnings.
+_collecting: list[set[str]] = []
 
 
-def warn_once(kind: str, message: str) -> None:
-    """Emit `message` as an `UnknownOpWarning` only the first time for `kind` in this process.
+def warn_once(kind: str, message: str, subject: str = "") -> None:
+    """Emit `message` as an `UnknownOpWarning` the first time it comes up (once per op name or
+    custom call target, until `reset_unknown_op_warnings`).
 
-    Shardy keeps one flag per kind (unknown op, unknown custom call), not one per name.
+    Shardy logs it (`LOG(WARNING)`, once per kind); the command line shows it with --verbose.
+    `subject` names the op for `ops_without_rule` (default: `kind`).
     """
-    if kind in _warned:
+    if _collecting:
+        _collecting[-1].add(subject or kind)
         return
-    _warned.add(kind)
+    if message in _warned:
+        return
+    _warned.add(message)
     warnings.warn(message, UnknownOpWarning, stacklevel=3)
+
+
+def ops_without_rule(module: Module) -> frozenset[str]:
+    """The ops of `module` that get no sharding rule but should (each is warned about once):
+    op names, and ``stablehlo.custom_call @target`` for unknown custom call targets. Such an
+    op replicates what flows through it. Ops rule-less on purpose are not listed."""
+    found: set[str] = set()
+    _collecting.append(found)
+    try:
+        for op in module.walk():
+            try:
+                create_op_sharding_rule(op)
+            except ShardwiseError:  # a rule that rejects the op: reported where it is used
+                continue
+    finally:
+        _collecting.pop()
+    return frozenset(found)
 
 
 def reset_unknown_op_warnings() -> None:
@@ -212,7 +238,7 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
         return rule
     if op.name in NO_RULE_OPS or _is_terminator(op):
         return None
-    warn_once("op", f"op '{op.name}' is unknown to SDY sharding rule registry")
+    warn_once("op", f"op '{op.name}' is unknown to SDY sharding rule registry", op.name)
     return None
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from shardwise.errors import VerifyError
 from shardwise.export.reshard_to_collectives.inserter import insert_collectives
+from shardwise.export.reshard_to_collectives.legalize_error import legalize_error
+from shardwise.export.reshard_to_collectives.verify_after import verify_collective_permute_meshes
 from shardwise.ir import Module, Op, Value
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
@@ -77,13 +79,6 @@ def _is_legal(reshard: Op, meshes: _Meshes, keep_redundant_reshards: bool) -> bo
     return in_sharding is not None and not _equivalent_on_mesh(in_sharding, out_sharding, meshes)
 
 
-def _legalize_error(reshard: Op) -> VerifyError:
-    return VerifyError(
-        "failed to legalize operation 'sdy.reshard' that was explicitly marked illegal",
-        reshard.location,
-    )
-
-
 def _convert(reshard: Op, value: Value, meshes: _Meshes) -> Value:
     """`ReshardPattern::matchAndRewrite`: the value replacing `reshard` (input `value`)."""
     out_sharding: TensorSharding = reshard.properties["sharding"]
@@ -92,13 +87,13 @@ def _convert(reshard: Op, value: Value, meshes: _Meshes) -> Value:
     if in_sharding is None:
         in_sharding = TensorSharding.fully_open(out_sharding.mesh_or_ref, value.type.rank)
     if in_sharding.rank != out_sharding.rank:
-        raise _legalize_error(reshard)  # "Incompatible shardings"
+        raise legalize_error(reshard)  # "Incompatible shardings"
     if out_sharding.is_fully_replicated:
         if in_sharding.is_fully_replicated:
             return value
         out_sharding = TensorSharding.fully_closed(in_sharding.mesh_or_ref, in_sharding.rank)
     if not _equivalent_on_mesh(in_sharding, out_sharding, meshes):
-        raise _legalize_error(reshard)  # "Incompatible meshes"
+        raise legalize_error(reshard)  # "Incompatible meshes"
     mesh = meshes.of(in_sharding)
     return insert_collectives(in_sharding, out_sharding, mesh, bypassed, reshard)
 
@@ -125,3 +120,5 @@ def reshard_to_collectives(module: Module, keep_redundant_reshards: bool = False
     meshes = _Meshes(module)
     for func in module.funcs:
         _convert_func(func, meshes, keep_redundant_reshards)
+    # Shardy's pass manager verifies right after the pass: its message, not a write error.
+    verify_collective_permute_meshes(module)

@@ -164,5 +164,9 @@ def custom_call_rule(op: Op, conservative: bool) -> OpShardingRule | None:
     target_rule = _TARGET_RULES.get(target)
     if target_rule is not None:
         return target_rule(op)
-    warn_once("custom_call", f"custom call @{target} is unknown to SDY sharding rule registry")
+    warn_once(
+        "custom_call",
+        f"custom call @{target} is unknown to SDY sharding rule registry",
+        f"stablehlo.custom_call @{target}",
+    )
     return None
