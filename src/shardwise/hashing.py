@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import fields
+from typing import Protocol
 
 __all__ = ["InternTable", "cached_hash"]
 
 
-def cached_hash(self) -> int:
+class _HashCaching(Protocol):
+    """A frozen dataclass that opted in: its hash is cached in `_hash` (0: not yet)."""
+
+    _hash: int
+
+
+def cached_hash(self: _HashCaching) -> int:
     """The hash of the compared fields, computed on first use (0 means not yet)."""
     value = self._hash
     if not value:

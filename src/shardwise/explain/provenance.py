@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shardwise.ir import Module, Op, Value
+from shardwise.mesh import Mesh
 from shardwise.propagation.factor_propagation import PropagationDirection
 from shardwise.propagation.projection import ShardingProjection
 from shardwise.rules.rule import OpShardingRule, factor_symbol
@@ -88,7 +89,7 @@ class _Step:
     num_operands: int
     rule: OpShardingRule
     directions: tuple[PropagationDirection, ...]
-    mesh: object
+    mesh: Mesh
     round: str
     user_round: int = 0
     op_round: int = 0
@@ -224,6 +225,7 @@ class ProvenanceObserver:
     def _result_keys(self, op: Op, values: list[Value]) -> list[Key]:
         if op.name == "func.func":
             terminator = op.regions[0].entry.terminator
+            assert terminator is not None, "a func with results has a return"
             name = func_name(op)
             return [f"{name}:result{list(terminator.operands).index(v)}" for v in values]
         if op.name == "sdy.data_flow_edge":
@@ -240,7 +242,9 @@ class ProvenanceObserver:
             if op.name == "func.func" and op.regions and op.regions[0].blocks:
                 for v in op.regions[0].entry.args:
                     self._annotated(v, get_sharding(v))
-                for i in range(len(op.regions[0].entry.terminator.operands)):
+                terminator = op.regions[0].entry.terminator
+                assert terminator is not None, "a func body ends in its return"
+                for i in range(len(terminator.operands)):
                     key = f"{func_name(op)}:result{i}"
                     self._annotated(key, get_func_result_sharding(op, i))
 
@@ -290,5 +294,7 @@ def chain(obs: ProvenanceObserver, key: Key, axis: str, limit: int = 50) -> list
             out.append(Origin(axis, None, source=key, round="set outside a step (sharding group)"))
             break
         out.append(origin if origin.op is not None else Origin(axis, None, source=key))
+        if origin.source is None:
+            break
         key = origin.source
     return out

@@ -87,12 +87,9 @@ def _blocked_at_uncached(obs, module, step: _Step, key: Key, have: set[str]) -> 
     for j, other in enumerate(step.keys):
         if other is key:
             continue
-        if (
-            shardings[j] is not None
-            and shardings[me] is not None
-            and shardings[j].mesh_or_ref != shardings[me].mesh_or_ref
-        ):
-            for axis in set(axis_texts(shardings[j])) - have:
+        theirs, own = shardings[j], shardings[me]
+        if theirs is not None and own is not None and theirs.mesh_or_ref != own.mesh_or_ref:
+            for axis in set(axis_texts(theirs)) - have:
                 out.append(
                     Blocked(axis, step.op, other, "", "different meshes", "different-meshes")
                 )

@@ -300,7 +300,9 @@ def _returned_value(module: Module, key: str) -> Value | None:
     if found is None:
         return None
     func, index = found
-    return func.regions[0].entry.terminator.operands[index]
+    terminator = func.regions[0].entry.terminator
+    assert terminator is not None, "a func with results has a return"
+    return terminator.operands[index]
 
 
 def _operand_names(module: Module, key) -> list[str]:

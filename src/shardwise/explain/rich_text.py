@@ -6,7 +6,7 @@ only when stdout is a terminal (`text.wants_rich`); the text they print otherwis
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -93,7 +93,7 @@ def _stopped(ex: Explained, exp: Explanation) -> Table | None:
 
 def render_explanation(console: Console, ex: Explained, exp: Explanation) -> None:
     """Print one explanation: header, sharding, the chain tree, the stopped-axes table."""
-    parts = [_header(ex, exp), _sharding_lines(exp), _chains(ex, exp)]
+    parts: list[RenderableType] = [_header(ex, exp), _sharding_lines(exp), _chains(ex, exp)]
     table = _stopped(ex, exp)
     if table is not None:
         parts.append(table)
@@ -104,7 +104,7 @@ def render_report(console: Console, report: Report) -> None:
     """The report's terminal summary: the collectives, then the totals per mesh axis."""
     table = Table(title=f"{len(report.collectives)} collectives", title_justify="left")
     for column in ("kind", "axes", "B/device", "time (s)", "at", "for"):
-        justify = "right" if column in ("B/device", "time (s)") else "left"
+        justify: JustifyMethod = "right" if column in ("B/device", "time (s)") else "left"
         table.add_column(column, justify=justify, overflow="fold")
     for c in report.collectives:
         table.add_row(

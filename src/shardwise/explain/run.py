@@ -133,7 +133,7 @@ def find_keys(module: Module, name: str | None, line: int | None) -> list[Key]:
     ``main:arg0``, ``main:result0``) or the results of the op at `line` of the input."""
     keys = all_keys(module)
     if line is not None:
-        found = [
+        found: list[Key] = [
             k
             for k in keys
             if isinstance(k, Value)

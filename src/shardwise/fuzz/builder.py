@@ -64,6 +64,12 @@ def _sub_axes(name: str, size: int) -> list[AxisSpec]:
     return out
 
 
+def _sub_axis_span(sub: AxisSpec) -> tuple[int, int]:
+    """``(pre, pre * size)`` of a sub-axis: the multiplicative interval it covers."""
+    assert sub.pre is not None and sub.size is not None, f"{sub} is not a sub-axis"
+    return sub.pre, sub.pre * sub.size
+
+
 def _axis_units(
     mesh: MeshSpec, rng: random.Random, exclude: frozenset[str] = frozenset()
 ) -> list[AxisSpec]:
@@ -77,8 +83,11 @@ def _axis_units(
             first = rng.choice(subs)
             units.append(first)
             # A second, disjoint sub-axis of the same axis (e.g. (1)2 and (4)2 of 8).
+            first_pre, first_end = _sub_axis_span(first)
             others = [
-                s for s in subs if s.pre * s.size <= first.pre or first.pre * first.size <= s.pre
+                s
+                for s in subs
+                if _sub_axis_span(s)[1] <= first_pre or first_end <= _sub_axis_span(s)[0]
             ]
             if others and rng.random() < 0.4:
                 units.append(rng.choice(others))
@@ -141,7 +150,13 @@ def _sorted_unmergeable(axes: list[AxisSpec], key) -> tuple[AxisSpec, ...]:
     out: list[AxisSpec] = []
     for a in sorted(axes, key=key):
         prev = out[-1] if out else None
-        if prev and prev.name == a.name and prev.pre is not None and prev.pre * prev.size == a.pre:
+        if (
+            prev
+            and prev.name == a.name
+            and prev.pre is not None
+            and prev.size is not None
+            and prev.pre * prev.size == a.pre
+        ):
             continue
         out.append(a)
     return tuple(out)

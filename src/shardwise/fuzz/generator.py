@@ -17,7 +17,7 @@ from shardwise.fuzz import conformance, constructs
 from shardwise.fuzz.builder import DIM_SIZES as _DIM_SIZES
 from shardwise.fuzz.builder import Builder as _Builder
 from shardwise.fuzz.builder import ModuleState, random_mesh, random_sharding
-from shardwise.fuzz.program import Program, TType, print_program
+from shardwise.fuzz.program import Program, ShardingSpec, TType, print_program
 
 __all__ = ["generate_program", "generate_module", "random_sharding", "OP_KINDS"]
 
@@ -46,7 +46,7 @@ OP_KINDS = (
     "while",
     *constructs.CONSTRUCT_KINDS,
 )
-_KIND_WEIGHTS = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1, 2)
+_KIND_WEIGHTS: tuple[int, ...] = (8, 10, 8, 8, 5, 5, 4, 3, 3, 2, 2, 1, 2, 2, 2, 5, 2, 2, 2, 1, 1, 2)
 # case, optimization_barrier, call, sharding_group, manual_computation, reshard
 _KIND_WEIGHTS += (3, 2, 3, 2, 3, 3)
 # What a private callee's body is grown from: plain ops and the constructs a jitted function
@@ -359,7 +359,7 @@ def _while(b: _Builder) -> str:
     x = b.pick(1)
     counter = b.constant("i32", "0")
     limit = b.constant("i32", str(rng.randint(1, 4)))
-    body = []
+    body: list[tuple[str, ShardingSpec | str]] = []
     for _ in range(rng.randint(1, 3)):
         r = rng.random()
         if r < 0.3:

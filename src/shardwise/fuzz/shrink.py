@@ -239,12 +239,16 @@ def _get(prog: Program, slot: tuple[int, str, int]) -> ShardingSpec:
     fi, kind, i = slot
     body = _body(prog, fi)
     if kind == "arg":
-        return body.args[i].sharding
-    if kind == "result":
-        return body.results[i].sharding
-    if kind == "op":
-        return body.ops[i].sharding
-    return body.ops[i].attrs["sharding"]
+        spec = body.args[i].sharding
+    elif kind == "result":
+        spec = body.results[i].sharding
+    elif kind == "op":
+        spec = body.ops[i].sharding
+    else:
+        spec = body.ops[i].attrs["sharding"]
+    # `_sharding_slots` names only slots that hold a sharding.
+    assert spec is not None, f"sharding slot {slot} is empty"
+    return spec
 
 
 def _set(prog: Program, slot: tuple[int, str, int], value: ShardingSpec | None) -> None:
@@ -309,7 +313,8 @@ def _all_shardings(prog: Program) -> Iterator[ShardingSpec]:
     """Every sharding of the module, including those in region bodies and op attributes."""
     for slot in _sharding_slots(prog):
         yield _get(prog, slot)
-    for body in [prog, *prog.funcs]:
+    bodies: list[Program | FFunc] = [prog, *prog.funcs]
+    for body in bodies:
         for op in body.ops:
             yield from _nested_shardings(op)
 

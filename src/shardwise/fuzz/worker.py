@@ -76,6 +76,7 @@ class ReferenceWorker:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = self._start()
         proc = self.proc
+        assert proc.stdin is not None, "`_start` pipes the worker's stdin"
         try:
             proc.stdin.write(json.dumps({"text": text, "passes": passes}) + "\n")
             proc.stdin.flush()
@@ -90,13 +91,15 @@ class ReferenceWorker:
         return ReferenceOutcome(data["parsed"], False, data["error"], outputs, crashed)
 
     def _read_line(self, proc: subprocess.Popen) -> str:
+        stdout = proc.stdout
+        assert stdout is not None, "`_start` pipes the worker's stdout"
         sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
+        sel.register(stdout, selectors.EVENT_READ)
         ready = sel.select(self.timeout)
         sel.close()
         if not ready:
             return ""
-        return proc.stdout.readline()
+        return stdout.readline()
 
     def _crashed(self, message: str) -> ReferenceOutcome:
         self.close()

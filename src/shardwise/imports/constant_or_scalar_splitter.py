@@ -321,7 +321,7 @@ def constant_or_scalar_splitter(module: Module) -> None:
             named = ops_in_post_order(func, _NAMED_COMPUTATION)
             for op in named:
                 _split_region(_walk_skipping_named_computations(op.regions[0]), func_name, op, st)
-        body = walked.bodies.get(func)
+        body: Iterable[Op] | None = walked.bodies.get(func)
         if body is None:
             body = _walk_skipping_named_computations(func.regions[0])
         _split_region(body, func_name, None, st)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from shardwise.ir import (
     Module,
+    Op,
     detach,
 )
 from shardwise.passes import sdy_pass
@@ -26,7 +27,9 @@ def pre_order_funcs(module: Module, without_calls: bool = False) -> None:
     `without_calls`: the caller knows that no func holds a ``func.call`` (every call was
     imported as a named computation), so the call graph is read without a walk.
     """
-    calls = {f: [] for f in module.funcs if has_body(f)} if without_calls else None
+    calls: dict[Op, list[Op]] | None = (
+        {f: [] for f in module.funcs if has_body(f)} if without_calls else None
+    )
     for func in funcs_in_call_graph_order(module, pre_order=True, calls=calls):
         detach(func)
         module.body.append(func)

@@ -78,13 +78,13 @@ def sharding_group_import(module: Module, groups: list[Op] | None = None) -> Non
     # Leaders are numbered in the order their ids were first inserted (not by value).
     leaders = [g for g in parent if _find(parent, g) == g]
     reindex = {leader: i for i, leader in enumerate(leaders)}
-    groups: list[list[Op]] = [[] for _ in leaders]
+    members_by_id: list[list[Op]] = [[] for _ in leaders]
     for ops in by_value.values():
         for op in ops:
             new_id = reindex[_find(parent, group_id_of(op))]
             op.properties["group_id"] = RawAttr(f"{new_id} : i64")
-            groups[new_id].append(op)
-    for members in groups:
+            members_by_id[new_id].append(op)
+    for members in members_by_id:
         seen: set[Value] = set()
         for op in members:
             if op.operands[0] in seen:

@@ -226,11 +226,6 @@ def _named_symbols(op: Op) -> list[str]:
     return names
 
 
-def _is_private(op: Op) -> bool:
-    visibility = op.get_attr("sym_visibility")
-    return visibility is not None and string_attr_value(visibility) == "private"
-
-
 def check_symbol_uses_computable(module: Module) -> None:
     """Raise the reference's `symbol-dce` error if a live top-level op contains an op of an
     unregistered dialect with one region."""

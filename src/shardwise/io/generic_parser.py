@@ -250,7 +250,7 @@ class _Parser:
             return None
         tail = _LINE_TAIL_RE.fullmatch(text, tail_pos, eol)
         head = _OP_START_RE.match(text, pos, tail_pos + 1) if tail is not None else None
-        if head is None or head.group(4) is not None:
+        if tail is None or head is None or head.group(4) is not None:
             return None
         results_text, name, operands_text, _ = head.groups()
         results, single, loc_text, line, col = tail.groups()

@@ -339,6 +339,7 @@ class Printer:
         """
         parent = region.parent
         assert parent is not None
+        start: _Counters | None
         if parent.parent is None:  # the top op
             start = _Counters(0, 0, 0, _Scope(None))
         else:

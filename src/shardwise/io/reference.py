@@ -100,7 +100,9 @@ def run_pass(
         except ir.MLIRError as e:
             diags = [f"{d.location}: {d.message}" for d in e.error_diagnostics]
             raise ReferenceError(str(e), diags) from None
-        return module.operation.get_asm(print_generic_op_form=generic, enable_debug_info=debug_info)
+        asm = module.operation.get_asm(print_generic_op_form=generic, enable_debug_info=debug_info)
+        assert isinstance(asm, str), "get_asm prints text unless asked for bytecode"
+        return asm
 
 
 _CHILD = r"""

@@ -367,18 +367,19 @@ class Module:
         latest, the one at interpreter exit) has to walk: 0.3-0.5 s. The module is unusable
         afterwards; ops erased earlier keep their own (small) cycles.
         """
+        # Released, the IR leaves its own types on purpose: value owners become None.
         for op in list(self.op.walk()):
             op.parent = None
             op.operands = []
             for value in op.results:
-                value.owner = None
+                value.owner = None  # type: ignore[assignment]
                 value.uses = []
             for region in op.regions:
                 region.parent = None
                 for block in region.blocks:
                     block.parent = None
                     for arg in block.args:
-                        arg.owner = None
+                        arg.owner = None  # type: ignore[assignment]
                         arg.uses = []
 
     def top_level_ops(self, name: str) -> Iterator[Op]:

@@ -6,7 +6,7 @@ In generic form a func's argument/result attributes are the properties ``arg_att
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Literal, overload
 
 from shardwise.ir.attrs import ArrayAttr, DictAttr, split_top_level
 from shardwise.ir.core import Op
@@ -23,10 +23,27 @@ def _attr_dicts(func: Op, key: str, count: int, create: bool) -> list[DictAttr] 
     return array.elements
 
 
+# With ``create=True`` the attribute dicts are made when absent, so there is always one.
+@overload
+def func_arg_attrs(
+    func: Op, index: int, create: Literal[False] = False
+) -> dict[str, Any] | None: ...
+@overload
+def func_arg_attrs(func: Op, index: int, create: Literal[True]) -> dict[str, Any]: ...
+
+
 def func_arg_attrs(func: Op, index: int, create: bool = False) -> dict[str, Any] | None:
     """The attribute dict of argument `index` of a ``func.func`` (None if it has none)."""
     dicts = _attr_dicts(func, "arg_attrs", len(func.regions[0].entry.args), create)
     return None if dicts is None else dicts[index].entries
+
+
+@overload
+def func_result_attrs(
+    func: Op, index: int, create: Literal[False] = False
+) -> dict[str, Any] | None: ...
+@overload
+def func_result_attrs(func: Op, index: int, create: Literal[True]) -> dict[str, Any]: ...
 
 
 def func_result_attrs(func: Op, index: int, create: bool = False) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from shardwise.propagation.basic_propagation import (
     propagation_pass,
     run_driver,
 )
+from shardwise.propagation.factor_propagation import FactorPropagation
 from shardwise.propagation.options import PropagationOptions
 
 __all__ = [
@@ -24,12 +25,12 @@ _AGGRESSIVE = AggressiveFactorPropagation()
 
 
 def aggressive_level(ctx: PropagationContext, direction_fn: DirectionFn) -> None:
-    strategies = {
+    strategies: dict[str, list[FactorPropagation]] = {
         "aggressive": [_AGGRESSIVE],
         "basic": [BASIC],
         "basic-then-aggressive": [BASIC, _AGGRESSIVE],
-    }[ctx.options.propagation_strategy]
-    for strategy in strategies:
+    }
+    for strategy in strategies[ctx.options.propagation_strategy]:
         run_driver(ctx, strategy, direction_fn)
 
 

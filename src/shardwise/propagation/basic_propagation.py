@@ -18,7 +18,12 @@ from shardwise.ir import (
 )
 from shardwise.passes import sdy_pass
 from shardwise.propagation.basic_factor_propagation import BasicFactorPropagation
-from shardwise.propagation.driver import DirectionFn, PropagationDriver, propagate_any
+from shardwise.propagation.driver import (
+    DirectionFn,
+    PropagationDriver,
+    PropagationObserver,
+    propagate_any,
+)
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.sharding_group_map import ShardingGroupMap
 from shardwise.propagation.source_sharding import DebugInfoRecorder, combine_observers
@@ -64,7 +69,7 @@ class PropagationContext:
     module: Module
     options: PropagationOptions
     groups: ShardingGroupMap
-    observer: object = None
+    observer: PropagationObserver | None = None
     # The driver run just before, in the same op-priority level (see the driver's
     # `previous_directions`); None at the start of a level (user priorities rewrite shardings
     # between levels, behind the drivers' backs).

@@ -1,9 +1,6 @@
 """The propagation driver: one greedy run of a factor-propagation strategy over a module
-(Shardy's `BasicPropagationPassImpl::propagate`, prop/basic_propagation.cc).
-
-Shardy runs MLIR's greedy pattern rewrite driver with four patterns. The order in which ops are
-visited changes the result whenever shardings conflict, so this driver reproduces that driver's
-worklist exactly:
+(Shardy's `BasicPropagationPassImpl::propagate`: MLIR's greedy pattern rewrite driver with four
+patterns). Visit order changes the result when shardings conflict; the worklist is MLIR's:
 
 * top-down: seeded with every op below the module in pre-order, processed in program order;
 * LIFO with set semantics: pushing an op already queued does nothing;
@@ -25,6 +22,7 @@ from typing import Protocol
 from shardwise.errors import PropagationError
 from shardwise.ir import (
     SHARDING_RULE_ATTR,
+    Block,
     Module,
     Op,
     TensorType,
@@ -180,11 +178,11 @@ class PropagationDriver:
         # The step is a pure function of frozen values; unmemoized it computes the same.
         self.step = propagate_op_shardings if memoize_steps else propagate_op_shardings.__wrapped__
         self.meshes: dict[str, Mesh] = {k: v for k, v in module.meshes().items()}
-        if previous is not None:  # no run adds or removes funcs or calls
-            self.funcs, self.callers = previous.funcs, previous.callers
-        else:
+        if previous is None:
             self.funcs = {module.symbol_name(f): f for f in module.funcs}
             self.callers = self._collect_callers()
+        else:  # no run adds or removes funcs or calls
+            self.funcs, self.callers = previous.funcs, previous.callers
         self.worklist = Worklist()
         # Op names with no rule function: the rule lookup of such an op (with no rule
         # attached) always yields None, so later visits skip it.
@@ -197,7 +195,7 @@ class PropagationDriver:
         self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
-        self.skip = SettledOpSkip(
+        self.skip: SettledOpSkip = SettledOpSkip(
             previous.skip if previous is not None else None,
             previous.directions_memo if previous is not None else None,
             vouched=(
@@ -425,10 +423,11 @@ class PropagationDriver:
                 self.skip.op_directions[id(op)] = directions
             return directions
         memo = self.directions_memo
-        directions = memo.get(memo_key)  # type: ignore[union-attr]
-        if directions is None:
-            directions = memo[memo_key] = _step_directions(rule, self._direction_for(op))  # type: ignore[index]
-        return directions
+        assert memo is not None, "a memo key without a memo"
+        memoized = memo.get(memo_key)
+        if memoized is None:
+            memoized = memo[memo_key] = _step_directions(rule, self._direction_for(op))
+        return memoized
 
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
         """The key of `op`'s directions in `directions_memo`, None if they are not memoized."""
@@ -495,8 +494,9 @@ class PropagationDriver:
         if t is None:
             return
         operand = edge.operands[0]
-        if operand.is_block_arg:
-            func = operand.owner.parent_op  # type: ignore[union-attr]
+        if isinstance(operand.owner, Block):  # `operand.is_block_arg`
+            func = operand.owner.parent_op
+            assert func is not None, "a func data-flow edge of a block argument outside a func"
             calls = self.callers.get(self.module.symbol_name(func) or "", [])
             sources = [call.operands[operand.index] for call in calls]
             if not sources:
@@ -579,7 +579,10 @@ class PropagationDriver:
         conservative: bool,
         notify: bool = True,
     ) -> bool:
-        directions = direction if type(direction) is tuple else _step_directions(rule, direction)
+        # mypy narrows no else branch of `type(...) is tuple` (faster here than `isinstance`).
+        directions = (
+            direction if type(direction) is tuple else _step_directions(rule, direction)  # type: ignore[arg-type]
+        )
         if not any(directions) and self.observer is None:
             # Every factor's direction is NONE (blocked, or held back by the op-priority
             # heuristics): no factor takes any axes, the step would change nothing.

@@ -9,12 +9,27 @@ both ways).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import TypedDict, Unpack
 
 from shardwise.errors import ShardwiseError
 
 __all__ = ["PropagationOptions", "STRATEGIES"]
 
 STRATEGIES = ("basic", "aggressive", "basic-then-aggressive")
+
+
+class _Overrides(TypedDict, total=False):
+    """The fields of `PropagationOptions`, each optional: what `with_options` may replace."""
+
+    keep_sharding_rules: bool
+    conservative_propagation: bool
+    debug_sharding_origins: bool
+    debug_propagation_edge_sharding: bool
+    module_dump_directory: str
+    propagation_strategy: str
+    run_op_priority_propagation: bool
+    dedup_functions_fully: bool
+    memoize_steps: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +44,7 @@ class PropagationOptions:
     dedup_functions_fully: bool = False
     memoize_steps: bool = True
 
-    def with_options(self, **overrides: object) -> PropagationOptions:
+    def with_options(self, **overrides: Unpack[_Overrides]) -> PropagationOptions:
         return replace(self, **overrides)
 
     @staticmethod

@@ -112,12 +112,12 @@ def _match(new_axes, factor: int, old_tensors: Sequence[TensorFactorShardings]) 
     return None
 
 
-def _save_edges(new_axes, old_axes, edge_of: Callable[[], Edge], into: dict) -> None:
+def _save_edges(new_axes, old_axes, edge: Edge, into: dict) -> None:
     last = len(old_axes) - 1
     if old_axes and last < len(new_axes) and old_axes[last] != new_axes[last]:
-        into.setdefault(new_axes[last], edge_of())
+        into.setdefault(new_axes[last], edge)
     for axis in new_axes[len(old_axes) :]:
-        into.setdefault(axis, edge_of())
+        into.setdefault(axis, edge)
 
 
 def _visit_value(old_p, new_p, old, new, node, mapping: TensorMapping, mesh, step, into) -> None:
@@ -137,8 +137,7 @@ def _visit_value(old_p, new_p, old, new, node, mapping: TensorMapping, mesh, ste
             for kind, tensors in ((OPERAND, old_p.operands), (RESULT, old_p.results)):
                 source = _match(new_axes, factor, tensors)
                 if source is not None:
-                    edge = Edge((kind, source), node, step)
-                    _save_edges(introduced, old_axes, lambda e=edge: e, into)
+                    _save_edges(introduced, old_axes, Edge((kind, source), node, step), into)
                     break
 
 
@@ -207,7 +206,8 @@ class DebugInfoRecorder:
             self._prepare_origins()
         if edges:
             for func in module.funcs:
-                n = len(func.regions[0].entry.terminator.operands) if _has_body(func) else 0
+                func_return = _func_return(func)
+                n = len(func_return.operands) if func_return is not None else 0
                 self.func_result_edges[id(func)] = (func, [{} for _ in range(n)])
 
     @property
@@ -244,11 +244,12 @@ class DebugInfoRecorder:
         for n, op in enumerate(manuals):
             self._prepare_manual_computation(op, n)
         for func in self.module.funcs:
-            if not _has_body(func):
+            func_return = _func_return(func)
+            if func_return is None:
                 continue
             for arg in func.regions[0].entry.args:
                 self._add_origins(get_sharding(arg), Origin("input", arg.index), arg)
-            for i, value in enumerate(func.regions[0].entry.terminator.operands):
+            for i, value in enumerate(func_return.operands):
                 sharding = get_func_result_sharding(func, i)
                 self._add_origins(sharding, Origin("output", i), value)
 
@@ -325,12 +326,12 @@ class DebugInfoRecorder:
     def _update(self, op, i, axis, edge: Edge, value: Value, sides) -> None:
         if self.edges:
             if op.name == "func.func":
-                entry = self.func_result_edges.get(id(op))
-                if entry is not None and i < len(entry[1]):
-                    entry[1][i].setdefault(axis, []).append(edge)
+                func_entry = self.func_result_edges.get(id(op))
+                if func_entry is not None and i < len(func_entry[1]):
+                    func_entry[1][i].setdefault(axis, []).append(edge)
             else:
-                entry = self.op_edges.setdefault(id(op), (op, {}))
-                entry[1].setdefault(axis, []).append(edge)
+                op_entry = self.op_edges.setdefault(id(op), (op, {}))
+                op_entry[1].setdefault(axis, []).append(edge)
         if self.origins:
             key = shardable_value(value)
             if key is None:
@@ -370,8 +371,11 @@ class DebugInfoRecorder:
                         attrs[EDGES_ATTR] = RawAttr(propagation_edges_text(axis_to_edges))
 
 
-def _has_body(func: Op) -> bool:
-    return bool(func.regions and func.regions[0].blocks and func.regions[0].entry.terminator)
+def _func_return(func: Op) -> Op | None:
+    """The return op of `func`; None if it has no body."""
+    if not (func.regions and func.regions[0].blocks):
+        return None
+    return func.regions[0].entry.terminator
 
 
 def _per_value(op: Op, key: str) -> tuple[TensorSharding, ...]:
@@ -386,13 +390,13 @@ def _origins_dict(origins: dict[AxisRef, Origin]) -> DictAttr:
 
 def _save_origins(value: Value, attr: DictAttr) -> None:
     owner = owning_op(value)
-    func = owner
+    func: Op | None = owner
     while func is not None and func.name != "func.func":
         func = func.parent_op
-    if func is not None and _has_body(func):
-        terminator = func.regions[0].entry.terminator
+    func_return = _func_return(func) if func is not None else None
+    if func is not None and func_return is not None:
         for user, index in reversed(value.uses):  # MLIR use lists: newest use first
-            if user is terminator:
+            if user is func_return:
                 func_result_attrs(func, index, create=True)[ORIGINS_ATTR] = attr
                 break
     if owner.name == "func.func":
@@ -428,11 +432,12 @@ def _override_origins_to_self(module: Module) -> None:
             if name is not None:
                 _set_to_self(op.attributes, str(name).strip('"'))
     for func in module.funcs:
-        if not _has_body(func):
+        func_return = _func_return(func)
+        if func_return is None:
             continue
         for arg in func.regions[0].entry.args:
             _set_to_self(func_arg_attrs(func, arg.index), f"input: {arg.index}")
-        for i in range(len(func.regions[0].entry.terminator.operands)):
+        for i in range(len(func_return.operands)):
             _set_to_self(func_result_attrs(func, i), f"output: {i}")
     for op in walk:
         if op.name != "sdy.manual_computation":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from shardwise.axis import AxisRef
 from shardwise.ir import Module, Op, Value, func_result_types
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
@@ -100,12 +101,17 @@ class _PerValueRef(_ShardingRef):
     def __init__(self, op: Op, key: str, index: int) -> None:
         self.op, self.key, self.index = op, key, index
 
+    # Made only for a `key` holding a `TensorShardingPerValue` (`_per_value_refs`).
     def get(self) -> TensorSharding | None:
-        return self.op.get_attr(self.key).shardings[self.index]
+        per_value = self.op.get_attr(self.key)
+        assert isinstance(per_value, TensorShardingPerValue)
+        return per_value.shardings[self.index]
 
     def set(self, sharding: TensorSharding) -> None:
         op, key = self.op, self.key
-        shardings = list(op.get_attr(key).shardings)
+        per_value = op.get_attr(key)
+        assert isinstance(per_value, TensorShardingPerValue)
+        shardings = list(per_value.shardings)
         shardings[self.index] = sharding
         new = TensorShardingPerValue(tuple(shardings))
         if key in op.properties:
@@ -199,7 +205,7 @@ def _updated_sharding_for_priority(
     current: TensorSharding, original: TensorSharding, priority: int
 ) -> TensorSharding:
     dims = list(current.dim_shardings)
-    seen = set()
+    seen: set[AxisRef] = set()
     for i, orig in enumerate(original.dim_shardings):
         if orig.priority_or_default == priority:
             dims[i] = orig.drop_priority()

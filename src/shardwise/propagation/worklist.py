@@ -49,7 +49,8 @@ class Worklist:
 
         `index`: what a seed with the same `ops` returned (copied: cheaper than rebuilt)."""
         assert not self._index, "seeding a worklist that is not empty"
-        self._stack = ops[::-1]
+        # A fresh copy, so widening it to `list[Op | None]` is sound (mypy cannot see that).
+        self._stack = ops[::-1]  # type: ignore[assignment]
         if index is None:
             index = dict(zip(map(id, self._stack), range(len(self._stack)), strict=True))
         self._index = index.copy()

@@ -64,7 +64,8 @@ def _splits_like_factor(
 ) -> bool:
     """Whether the tensor views as its factors and its axis for `factor` has the factor's size."""
     view = _view_shape(shape, mapping, sizes)
-    return view is not None and view[_factor_axis(mapping, factor)] == sizes[factor]
+    axis = _factor_axis(mapping, factor)
+    return view is not None and axis is not None and view[axis] == sizes[factor]
 
 
 def _factor_axis(mapping: TensorMapping, factor: int) -> int | None:

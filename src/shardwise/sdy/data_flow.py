@@ -10,6 +10,8 @@ and non-owner targets cond arg i and body arg i.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from shardwise.ir import Op, Value
 from shardwise.sdy.manual_computation import (
     add_free_axes_to_manual_sharding,
@@ -46,7 +48,7 @@ BEFORE_EDGE_PROPAGATION = "before"
 AFTER_EDGE_PROPAGATION = "after"
 
 
-def is_data_flow_op(op: Op | None) -> bool:
+def is_data_flow_op(op: Op | None) -> TypeGuard[Op]:
     return op is not None and op.name in DATA_FLOW_OPS
 
 
@@ -99,15 +101,24 @@ def edge_sources(op: Op, owner: Value) -> list[tuple[Op, int]]:
     """The (user op, operand index) pairs whose values flow into the edge of `owner`."""
     if owner.is_block_arg:
         return [(op, owner.index)]
+    # The regions of a data-flow op end in their return (a verified module).
     i = owner.index
     if op.name == "stablehlo.while":
         body_return = op.regions[1].entry.terminator
+        assert body_return is not None, "a while body without a return"
         return [(op, i), (body_return, i)]
     if op.name == "stablehlo.case":
-        return [(region.entry.terminator, i) for region in op.regions]
+        sources: list[tuple[Op, int]] = []
+        for region in op.regions:
+            branch_return = region.entry.terminator
+            assert branch_return is not None, "a case branch without a return"
+            sources.append((branch_return, i))
+        return sources
     if op.name == "stablehlo.optimization_barrier":
         return [(op, i)]
-    return [(op.regions[0].entry.terminator, i)]
+    body_return = op.regions[0].entry.terminator
+    assert body_return is not None, f"an {op.name} body without a return"
+    return [(body_return, i)]
 
 
 def non_edge_owner_targets(op: Op, owner: Value) -> list[Value]:

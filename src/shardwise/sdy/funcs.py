@@ -85,10 +85,11 @@ def mesh_or_ref_of(module: Module, shardings: Sequence[TensorSharding | None]) -
     for sharding in shardings:
         if sharding is None:
             continue
-        mesh = sharding.mesh_or_ref
-        if not isinstance(mesh, Mesh):
+        ref = sharding.mesh_or_ref
+        mesh: MeshRef | None = ref
+        if not isinstance(ref, Mesh):
             meshes = module.meshes() if meshes is None else meshes
-            mesh = meshes.get(mesh)
+            mesh = meshes.get(ref)
         if isinstance(mesh, Mesh) and not mesh.is_maximal:
             return sharding.mesh_or_ref
     return None

@@ -198,14 +198,18 @@ def import_module_from_hlo(module: ir.Module, mesh: Mesh, mesh_name: str = "mesh
         args = func.regions[0].entry.args if func.regions and func.regions[0].blocks else []
         for i, arg in enumerate(args):
             attrs = ir.func_arg_attrs(func, i)
-            text = _hlo_text(attrs.get(HLO_SHARDING_ATTR)) if attrs is not None else None
+            if attrs is None:
+                continue
+            text = _hlo_text(attrs.get(HLO_SHARDING_ATTR))
             if text is not None:
                 attrs["sdy.sharding"] = _import_one(text, mesh, mesh_name, arg.type, f"arg {i}")
                 del attrs[HLO_SHARDING_ATTR]
                 count += 1
         for i, type_ in enumerate(ir.func_result_types(func)):
             attrs = ir.func_result_attrs(func, i)
-            text = _hlo_text(attrs.get(HLO_SHARDING_ATTR)) if attrs is not None else None
+            if attrs is None:
+                continue
+            text = _hlo_text(attrs.get(HLO_SHARDING_ATTR))
             if text is not None:
                 attrs["sdy.sharding"] = _import_one(text, mesh, mesh_name, type_, f"result {i}")
                 del attrs[HLO_SHARDING_ATTR]
