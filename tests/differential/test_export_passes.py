@@ -71,10 +71,18 @@ def test_export_pass_locations_match_reference(case: Case) -> None:
 
 # Passes the reference (jaxlib 0.10.2) does not have; tested by hand-derived unit tests.
 NOT_IN_REFERENCE = frozenset({"sdy-verify-unreduced-axes"})
-# Export passes with differential tests of their own (test_explicit_reshards.py,
-# test_reshard_to_collectives.py, test_export_pipeline_verify.py).
+# Export passes with differential tests of their own (test_<pass name>.py, and
+# test_export_pipeline_verify.py for the pipeline).
 _PARTITIONER_PASSES = frozenset(
-    {"sdy-insert-explicit-reshards", "sdy-reshard-to-collectives", "sdy-export-pipeline"}
+    {
+        "sdy-insert-explicit-reshards",
+        "sdy-reshard-to-collectives",
+        "sdy-export-pipeline",
+        "sdy-drop-sharding-and-mesh",
+        "sdy-explicit-gather-scatter-batching",
+        "sdy-pad-for-divisibility",
+        "sdy-resolve-permutation-factors",
+    }
 )
 
 
