@@ -190,6 +190,15 @@ PASSES["sdy-reshard-to-collectives"] = _flag_pass(
     {"keep-redundant-reshards": "keep_redundant_reshards"},
 )
 PASSES["sdy-export-pipeline"] = Pass(_export_pipeline, _export_options)
+PASSES["sdy-convert-global-to-local"] = _flag_pass(
+    "sdy-convert-global-to-local",
+    "shardwise.export.convert_global_to_local:convert_global_to_local",
+    {
+        "per-dim-all-gather": "per_dim_all_gather",
+        "combine-multi-dimension-reduce-scatter": "combine_multi_dimension_reduce_scatter",
+        "enable-rgv3": "enable_rgv3",
+    },
+)
 
 
 def register_pass(name: str, fn: PassFn | str) -> None:

@@ -1,0 +1,168 @@
+"""`sdy-convert-global-to-local`: the global program -> the program one device runs.
+
+Shardy's `ConvertGlobalToLocalPass` (jaxlib 0.10.2) is a dialect conversion over the module:
+every op but the module and its meshes is converted once, in pre-order, by the pattern for
+its kind (`collectives.COLLECTIVE_PATTERNS`, `ops.OP_PATTERNS`), else by the generic one
+(converted operands, local result types). Channel handles continue after the largest one in
+the module. Where the reference's pass or the verifier after it rejects the result, we raise
+a `ShardwiseError` naming the op instead (see `_check_converted`):
+
+| construct                                   | reference                                   |
+| ------------------------------------------- | ------------------------------------------- |
+| a dim its sharding does not divide          | aborts (non-divisible sharding)             |
+| `func.call` of a func whose types change    | verifier: 'func.call' op result type mismatch |
+| `stablehlo.while` carrying a sharded value  | verifier: operands vs block arguments       |
+| a sharded `stablehlo.constant`              | verifier: inferred type incompatible        |
+| a leftover sdy op (`sdy.reshard`, ...)      | failed to legalize operation                |
+| ops of other dialects                       | failed to legalize operation                |
+"""
+
+from __future__ import annotations
+
+import re
+
+from shardwise.errors import ShardwiseError, UnsupportedError, VerifyError
+from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
+from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
+from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
+from shardwise.ir import Module, Op
+from shardwise.mesh import Mesh
+
+__all__ = ["convert_global_to_local"]
+
+_CHANNEL_RE = re.compile(r"#stablehlo\.channel_handle<handle = (-?\d+)")
+_ALWAYS_LEGAL = frozenset({"sdy.mesh", "builtin.module"})
+
+
+def convert_global_to_local(
+    module: Module,
+    per_dim_all_gather: bool = False,
+    combine_multi_dimension_reduce_scatter: bool = False,
+    enable_rgv3: bool = False,
+) -> None:
+    """``sdy-convert-global-to-local{...}`` on `module`, in place."""
+    if enable_rgv3:
+        raise UnsupportedError(
+            "sdy-convert-global-to-local{enable-rgv3=true} (mesh-axes replica groups) is not "
+            "supported; use the default explicit replica groups"
+        )
+    options = ConversionOptions(per_dim_all_gather, combine_multi_dimension_reduce_scatter)
+    meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
+    state = ConversionState(module, options, meshes, _next_channel_id(module))
+    state.collect_arg_shardings()
+    ops = [op for op in module.op.walk() if op.name not in _ALWAYS_LEGAL]
+    for op in ops:
+        if id(op) in state.erased:
+            continue
+        _pattern(op)(state, op)
+    state.finish()
+    _check_converted(module)
+
+
+def _next_channel_id(module: Module) -> int:
+    """One past the largest ``channel_handle`` in the module (1 when there is none)."""
+    largest = 0
+    for op in module.op.walk():
+        attr = op.get_attr("channel_handle")
+        if attr is None:
+            continue
+        m = _CHANNEL_RE.match(str(attr))
+        if m is not None:
+            largest = max(largest, int(m.group(1)))
+    return largest + 1
+
+
+def _pattern(op: Op):
+    pattern = COLLECTIVE_PATTERNS.get(op.name) or OP_PATTERNS.get(op.name)
+    if pattern is not None:
+        return pattern
+    dialect = op.name.split(".", 1)[0]
+    if dialect == "stablehlo" or op.name == "func.return":
+        return generic
+    return _illegal
+
+
+def _illegal(state: ConversionState, op: Op) -> None:
+    raise VerifyError(
+        f"failed to legalize operation '{op.name}' that was explicitly marked illegal "
+        "(sdy-convert-global-to-local converts StableHLO, func and the sdy collectives; "
+        "run the export pipeline's reshard-to-collectives first)",
+        op.location,
+    )
+
+
+# -- what the reference's verifier would reject --------------------------------------------------
+
+
+def _check_converted(module: Module) -> None:
+    funcs = {module.symbol_name(f): f for f in module.funcs}
+    for op in module.op.walk():
+        if op.name == "func.call":
+            _check_call(op, funcs)
+        elif op.name == "func.return":
+            _check_return(op)
+        elif op.name == "stablehlo.while":
+            _check_while(op)
+
+
+def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:
+    from shardwise.ir import func_result_types, symbol_ref_name
+
+    callee = funcs.get(symbol_ref_name(op.get_attr("callee")))
+    if callee is None or not callee.regions or not callee.regions[0].blocks:
+        return
+    args = [a.type for a in callee.regions[0].entry.args]
+    for i, (operand, expected) in enumerate(zip(op.operands, args, strict=False)):
+        if operand.type != expected:
+            raise VerifyError(
+                f"'func.call' op operand type mismatch: expected operand type '{expected}', "
+                f"but provided '{operand.type}' for operand number {i} (calls are not "
+                "converted: inline the callee or leave its values unsharded)",
+                op.location,
+            )
+    for i, (result, expected) in enumerate(
+        zip(op.results, func_result_types(callee), strict=False)
+    ):
+        if result.type != expected:
+            raise VerifyError(
+                f"'func.call' op result type mismatch at index {i} (calls are not converted: "
+                "inline the callee or leave its values unsharded)",
+                op.location,
+            )
+
+
+def _check_return(op: Op) -> None:
+    from shardwise.ir import func_result_types
+
+    func = op.parent_op
+    if func is None or func.name != "func.func":
+        return
+    for i, (operand, expected) in enumerate(
+        zip(op.operands, func_result_types(func), strict=False)
+    ):
+        if operand.type != expected:
+            raise VerifyError(
+                f"'func.return' op type of return operand {i} ('{operand.type}') doesn't match "
+                f"function result type ('{expected}') in function @{_name(func)}: the returned "
+                "value's sharding differs from the function result's",
+                op.location,
+            )
+
+
+def _name(func: Op) -> str:
+    text = str(func.get_attr("sym_name"))
+    return text.strip('"')
+
+
+def _check_while(op: Op) -> None:
+    for region in op.regions:
+        args = region.entry.args
+        for i, (operand, arg) in enumerate(zip(op.operands, args, strict=False)):
+            if operand.type != arg.type:
+                raise ShardwiseError(
+                    f"'stablehlo.while': operand {i} becomes {operand.type} on each device but "
+                    f"its block argument stays {arg.type}: the reference does not convert "
+                    "while loops ('expect operands to be compatible with condition block "
+                    "arguments'); keep loop-carried values unsharded",
+                    op.location,
+                )
