@@ -36,7 +36,7 @@ def func(state: ConversionState, op: Op) -> None:
         return  # a declaration: nothing is partitioned
     args = op.regions[0].entry.args
     for arg in args:
-        arg.type = state.local_type(arg, op)
+        state.set_type(arg, state.local_type(arg, op))
     results = [state.func_result_type(op, i, t) for i, t in enumerate(func_result_types(op))]
     op.properties["function_type"] = RawAttr(
         _function_type([str(a.type) for a in args], [str(t) for t in results])
@@ -76,7 +76,7 @@ def manual_computation(state: ConversionState, op: Op) -> None:
 def named_computation(state: ConversionState, op: Op) -> None:
     block = op.regions[0].entry
     for arg in block.args:
-        arg.type = state.local_type(arg, op)
+        state.set_type(arg, state.local_type(arg, op))
     state.remap_in_place(op)
 
 
@@ -166,7 +166,7 @@ def slice_op(state: ConversionState, op: Op) -> None:
             "build crashes on it; reshard both sides to the same sharding first",
             op.location,
         )
-    operand_type = op.operands[0].type
+    operand_type = state.global_type(op.operands[0])
     assert isinstance(operand_type, TensorType)
     starts = _i64s(op.properties["start_indices"])
     limits = _i64s(op.properties["limit_indices"])
@@ -288,7 +288,7 @@ def _check_contracting(state: ConversionState, op: Op, lhs_dims: list[int], kind
 
 
 def dot(state: ConversionState, op: Op) -> None:
-    lhs_type = op.operands[0].type
+    lhs_type = state.global_type(op.operands[0])
     assert isinstance(lhs_type, TensorType)
     _check_contracting(state, op, [lhs_type.rank - 1], "dot")
     generic(state, op)

@@ -76,6 +76,7 @@ class ConversionState:
     replacements: dict[Value, Value] = field(default_factory=dict)
     replaced_ops: list[Op] = field(default_factory=list)
     erased: set[int] = field(default_factory=set)
+    global_types: dict[Value, Type] = field(default_factory=dict)
 
     # -- reading the global program ---------------------------------------------------------
 
@@ -99,9 +100,18 @@ class ConversionState:
             raise VerifyError(f"'{op.name}' op failed to resolve mesh", op.location)
         return mesh
 
+    def global_type(self, value: Value) -> Type:
+        """The type `value` had in the global program (before `set_type`)."""
+        return self.global_types.get(value, value.type)
+
+    def set_type(self, value: Value, type: Type) -> None:
+        """Give a value kept in place its local type, remembering the global one."""
+        self.global_types.setdefault(value, value.type)
+        value.type = type
+
     def local_type(self, value: Value, op: Op) -> Type:
         sharding = self.sharding(value)
-        return local_type(value.type, sharding, self.mesh(sharding), op)
+        return local_type(self.global_type(value), sharding, self.mesh(sharding), op)
 
     def local_tensor_type(self, value: Value, op: Op) -> TensorType:
         result = self.local_type(value, op)
@@ -143,7 +153,7 @@ class ConversionState:
         if result_types is None:
             result_types = [self.local_type(r, op) for r in op.results]
         for result, type in zip(op.results, result_types, strict=True):
-            result.type = type
+            self.set_type(result, type)
 
     def collect_arg_shardings(self) -> None:
         """Func arguments' and manual/named computations' block-argument shardings."""
