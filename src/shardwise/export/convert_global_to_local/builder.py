@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardwise.axis import AxisRef
+from shardwise.errors import UnsupportedError, VerifyError
 from shardwise.export.replica_groups import replica_groups
-from shardwise.ir import Block, Op, RawAttr, Region, TensorType, Type, Value
+from shardwise.ir import DYNAMIC, Block, Op, RawAttr, Region, TensorType, Type, Value
 from shardwise.mesh import Mesh
 
 __all__ = [
@@ -131,6 +132,12 @@ class OpBuilder:
     # -- shape ops --------------------------------------------------------------------------
 
     def reshape(self, value: Value, shape: Sequence[int]) -> Value:
+        if DYNAMIC in _shape(value) or DYNAMIC in shape:
+            raise UnsupportedError(
+                f"'{self.anchor.name}' on a dynamically shaped tensor ({value.type}): its "
+                "per-device form reshapes the tensor, which needs static dimensions",
+                self.anchor.location,
+            )
         return self.value("stablehlo.reshape", [value], _like(value, shape))
 
     def transpose(self, value: Value, permutation: Sequence[int]) -> Value:
@@ -177,6 +184,13 @@ class OpBuilder:
         local: TensorType,
     ) -> Value:
         """`emitDynamicSliceForAxes`: this device's piece of `value`, of type `local`."""
+        if not local.is_static:
+            raise VerifyError(
+                f"'{self.anchor.name}': its per-device piece {local} has a dynamic dimension, "
+                "which a dynamic_slice cannot take (the reference fails: 'has negative size "
+                "index to dynamic slice')",
+                self.anchor.location,
+            )
         starts = []
         for dim, axes in enumerate(axes_per_dim[: local.rank]):
             if not axes:

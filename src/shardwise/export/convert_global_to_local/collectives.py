@@ -37,7 +37,7 @@ from shardwise.export.passes.collective_attrs import (
     parse_axis_ref_list,
     parse_list_of_axis_ref_lists,
 )
-from shardwise.ir import UNIT, Op, RawAttr, TensorType, Value
+from shardwise.ir import DYNAMIC, UNIT, Op, RawAttr, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
 
@@ -106,7 +106,8 @@ def _all_gather_per_dim(
         groups, size = replica_groups_attr(mesh, axes)
         t = _tensor_type(value)
         shape = list(t.shape)
-        shape[dim] *= size
+        if shape[dim] != DYNAMIC:
+            shape[dim] *= size
         gather = _collective(
             b,
             state,
@@ -311,6 +312,8 @@ def _all_to_all_one(
     t = _tensor_type(value)
     shape = list(t.shape)
     src, tgt = param.src_dim, param.tgt_dim
+    if DYNAMIC in (shape[src], shape[tgt]):
+        raise VerifyError("'sdy.all_to_all' op dynamic shape not supported", op.location)
     if shape[tgt] % size:
         raise VerifyError(
             "'sdy.all_to_all' op dimension not divisible by num devices per group", op.location
@@ -412,6 +415,14 @@ def collective_permute(state: ConversionState, op: Op) -> None:
     pairs: list[int] = []
     for i in range(devices):
         pairs += [i, target.get(shard_index(i, in_mesh, in_axes), 0)]
+    targets = pairs[1::2]
+    if len(set(targets)) != len(targets):
+        raise VerifyError(
+            "'sdy.collective_permute': the stablehlo.collective_permute it becomes has "
+            "duplicate targets (the verifier rejects it: 'duplicate targets not allowed'); "
+            f"from {in_sharding} to {out_sharding} the shard index maps two devices to one",
+            op.location,
+        )
     (value,) = state.operands(op)
     b = OpBuilder(op)
     permute = _collective(b, state, "stablehlo.collective_permute", value, _tensor_type(value), {})

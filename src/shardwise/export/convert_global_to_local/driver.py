@@ -25,11 +25,19 @@ from shardwise.errors import ShardwiseError, UnsupportedError, VerifyError
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
-from shardwise.ir import Module, Op
+from shardwise.ir import Module, Op, TensorType
 from shardwise.mesh import Mesh
+from shardwise.rules.ops.elementwise import POINTWISE_OPS
 
 __all__ = ["convert_global_to_local"]
 
+# Ops whose operands (of the result's rank) and results share one shape: a local type that
+# differs between them means the op's values are sharded inconsistently.
+_SAME_SHAPE_OPS = frozenset(
+    name
+    for name in (*POINTWISE_OPS, "stablehlo.select", "stablehlo.clamp")
+    if name.startswith("stablehlo.")
+)
 _CHANNEL_RE = re.compile(r"#stablehlo\.channel_handle<handle = (-?\d+)")
 _ALWAYS_LEGAL = frozenset({"sdy.mesh", "builtin.module"})
 
@@ -103,6 +111,10 @@ def _check_converted(module: Module) -> None:
             _check_return(op)
         elif op.name == "stablehlo.while":
             _check_while(op)
+        elif op.name in _SAME_SHAPE_OPS:
+            _check_same_shape(op)
+        elif op.name == "stablehlo.reshape":
+            _check_reshape(op)
 
 
 def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:
@@ -166,3 +178,33 @@ def _check_while(op: Op) -> None:
                     "arguments'); keep loop-carried values unsharded",
                     op.location,
                 )
+
+
+def _check_same_shape(op: Op) -> None:
+    if not op.results or not isinstance(op.results[0].type, TensorType):
+        return
+    expected = op.results[0].type.shape
+    for kind, values in (("operand", op.operands), ("result", op.results)):
+        for i, value in enumerate(values):
+            t = value.type
+            if isinstance(t, TensorType) and t.rank == len(expected) and t.shape != expected:
+                raise VerifyError(
+                    f"'{op.name}' op requires the same shape for all operands and results: "
+                    f"{kind} {i} is {t} on each device but result 0 is {op.results[0].type} "
+                    "(their shardings differ; run sdy-insert-explicit-reshards first)",
+                    op.location,
+                )
+
+
+def _check_reshape(op: Op) -> None:
+    source, result = op.operands[0].type, op.results[0].type
+    if not isinstance(source, TensorType) or not isinstance(result, TensorType):
+        return
+    if source.is_static and result.is_static and source.num_elements != result.num_elements:
+        raise VerifyError(
+            f"'stablehlo.reshape' op number of output elements ({result.num_elements}) doesn't "
+            f"match expected number of elements ({source.num_elements}): on each device the "
+            f"operand is {source} and the result {result} (the shardings of the two sides do "
+            "not split the data alike)",
+            op.location,
+        )

@@ -34,8 +34,8 @@ class ConversionOptions:
 def local_type(type: Type, sharding: TensorSharding | None, mesh: Mesh | None, op: Op) -> Type:
     """`getLocalType`: each dim divided by the size of the axes sharding it.
 
-    A value without a sharding or mesh keeps its type. A dim that its axes do not divide
-    makes the reference abort ("Failed to compute local type due to non-divisible
+    A value without a sharding or mesh keeps its type, a dynamic dim stays dynamic. A dim
+    that its axes do not divide makes the reference abort ("Failed to compute local type due to non-divisible
     sharding"); we raise instead.
     """
     if sharding is None or mesh is None or not isinstance(type, TensorType):
@@ -47,12 +47,6 @@ def local_type(type: Type, sharding: TensorSharding | None, mesh: Mesh | None, o
         factor = 1
         for axis in dim_sharding.axes:
             factor *= axis.size(mesh)
-        if factor > 1 and size == DYNAMIC:
-            raise UnsupportedError(
-                f"'{op.name}': dimension {dim} of {type} is dynamic and sharded by "
-                f"{dim_sharding}; convert-global-to-local needs static sharded dimensions",
-                op.location,
-            )
         if size != DYNAMIC and size % factor:
             raise ShardwiseError(
                 f"'{op.name}': failed to compute the local type of {type} with sharding "

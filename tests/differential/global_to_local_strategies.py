@@ -1,0 +1,103 @@
+"""Random per-device programs for `test_convert_global_to_local_random.py`.
+
+Unlike `reshard_strategies` (which looks for every corner of resharding, most of them shapes a
+sharding does not divide), every dim here is a multiple of the mesh size, so each sharding
+divides it and the reference converts the module: a function takes a sharded %arg0 through
+1-3 reshards (on the mesh or its device-permuted twin), elementwise ops between them, and an
+optional unreduced value reduced by an explicit `sdy.all_reduce`; the function returns the last
+value with its sharding. The reference's reshard-to-collectives then makes the collectives.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from shardwise.sharding import TensorSharding
+from tests.differential.reshard_strategies import (
+    DEFAULT,
+    HypothesisChooser,
+    _factors,
+    _permuted_ids,
+    _random_mesh,
+    _random_sharding,
+)
+
+__all__ = ["divisible_case", "divisible_modules"]
+
+
+def _closed(sharding: TensorSharding, mesh_name: str = "mesh") -> TensorSharding:
+    dims = tuple(d.__class__(d.axes) for d in sharding.dim_shardings)
+    return TensorSharding(mesh_name, dims, (), sharding.unreduced_axes)
+
+
+def _func(c, name: str, mesh, factors) -> str:
+    rank = c.integer(1, 3)
+    shape = [mesh.total_size * c.choice((1, 1, 2, 3)) for _ in range(rank)]
+    t = "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+    def sharding(unreduced=()) -> TensorSharding:
+        cuts = {a.name: _factors(c, a.size) for a in mesh.axes} if c.chance(4) else factors
+        return _closed(_random_sharding(c, mesh, cuts, rank, list(unreduced), on_arg=False))
+
+    current = sharding()
+    body = []
+    last = "%arg0"
+    arg = current
+    for i in range(c.integer(1, 3)):
+        target = sharding()
+        if c.chance(5):
+            target = _closed(target, "mesh_p")
+        body.append(f"    %r{i} = sdy.reshard {last} {target.body_str()} : {t}")
+        last, current = f"%r{i}", target
+        if c.chance(2):
+            per_value = f"#sdy.sharding_per_value<[{current.body_str()}]>"
+            body.append(
+                f"    %e{i} = stablehlo.add {last}, {last} {{sdy.sharding = {per_value}}} : {t}"
+            )
+            last = f"%e{i}"
+    free = [n for n in mesh.axis_names if all(a.name != n for a in _axes(current))]
+    if free and current.mesh_or_ref == "mesh" and c.chance(2):
+        reduced = [n for n in free if c.chance(2)] or free[:1]
+        unreduced = TensorSharding("mesh", current.dim_shardings, (), tuple(_refs(reduced)))
+        per_value = f"#sdy.sharding_per_value<[{unreduced.body_str()}]>"
+        body.append(f"    %u = stablehlo.negate {last} {{sdy.sharding = {per_value}}} : {t}")
+        axes = "{" + ", ".join(f'"{n}"' for n in reduced) + "}"
+        body.append(f"    %ar = sdy.all_reduce {axes} %u out_sharding={current.body_str()} : {t}")
+        last = "%ar"
+    return (
+        f"  func.func @{name}(%arg0: {t} {{sdy.sharding = {arg}}}) -> "
+        f"({t} {{sdy.sharding = {current}}}) {{\n"
+        + "\n".join(body)
+        + f"\n    return {last} : {t}\n  }}\n"
+    )
+
+
+def _axes(sharding: TensorSharding):
+    return [a for d in sharding.dim_shardings for a in d.axes]
+
+
+def _refs(names):
+    from shardwise.axis import AxisRef
+
+    return [AxisRef(n) for n in names]
+
+
+def divisible_case(c, funcs: int = 3) -> str:
+    """A module: the mesh, its device-permuted twin, `funcs` functions."""
+    mesh, factors = _random_mesh(c, DEFAULT)
+    ids = ", ".join(str(i) for i in _permuted_ids(c, mesh.total_size))
+    axes = ", ".join(str(a) for a in mesh.axes)
+    header = (
+        f"  sdy.mesh @mesh = {mesh.body_str()}\n"
+        f"  sdy.mesh @mesh_p = <[{axes}], device_ids=[{ids}]>\n"
+    )
+    body = "".join(_func(c, f"case{i}", mesh, factors) for i in range(funcs))
+    return "module {\n" + header + body + "}\n"
+
+
+def divisible_modules() -> st.SearchStrategy:
+    @st.composite
+    def draw(draw_fn) -> str:
+        return divisible_case(HypothesisChooser(draw_fn))
+
+    return draw()
