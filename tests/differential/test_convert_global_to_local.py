@@ -195,6 +195,7 @@ _MULTI_GATHER = _chain(
 HAND += [
     ("all-gather-two-dims-combined", _MULTI_GATHER, PASS),
     ("all-gather-two-dims-per-dim", _MULTI_GATHER, PASS + "{per-dim-all-gather=true}"),
+    ("all-gather-two-dims-rgv3", _MULTI_GATHER, PASS + "{enable-rgv3=true}"),
     (
         "all-gather-sub-axes-perm-mesh",
         _chain(
@@ -261,6 +262,7 @@ HAND += [
         PASS,
     ),
     ("reduce-scatter-two-dims", _RS2, PASS),
+    ("reduce-scatter-two-dims-rgv3", _RS2, PASS + "{enable-rgv3=true}"),
     (
         "reduce-scatter-two-dims-combined",
         _RS2,
@@ -599,15 +601,13 @@ def test_reference_aborts_where_we_raise() -> None:
 
 
 def test_options_of_the_reference_build() -> None:
-    """The 0.10.2 build has exactly three options (no replica-count / partition-count)."""
+    """The 0.10.2 build has three options: no replica-count, no partition-count."""
     text = HAND[0][1]
     for option in ("replica-count=1", "partition-count=1"):
         with pytest.raises(ValueError, match="no such option"):
             run_pass(text, f"{PASS}{{{option}}}")
         with pytest.raises(ShardwiseError, match="unknown option"):
             _ours(text, f"{PASS}{{{option}}}")
-    with pytest.raises(ShardwiseError, match="enable-rgv3"):
-        _ours(text, f"{PASS}{{enable-rgv3=true}}")
 
 
 # -- after the reference's own export: propagation, explicit reshards, collectives --------------

@@ -81,6 +81,7 @@ _OPTIONS = (
     PASS,
     PASS + "{per-dim-all-gather=true}",
     PASS + "{combine-multi-dimension-reduce-scatter=true}",
+    PASS + "{enable-rgv3=true}",
 )
 
 

@@ -46,6 +46,24 @@ __all__ = ["COLLECTIVE_PATTERNS"]
 AxisList = tuple[AxisRef, ...]
 
 
+def _groups(
+    state: ConversionState, mesh_or_ref: object, mesh: Mesh, axes: Sequence[AxisRef]
+) -> tuple[RawAttr, int]:
+    """`getReplicaGroupsAndSize`: explicit groups, or with `enable-rgv3` the mesh and axes."""
+    if not state.options.enable_rgv3:
+        return replica_groups_attr(mesh, axes)
+    ref = (
+        f"#sdy.mesh{mesh_or_ref.body_str()}" if isinstance(mesh_or_ref, Mesh) else f"@{mesh_or_ref}"
+    )
+    refs = ", ".join(f"#sdy<axis_ref{axis}>" for axis in axes)
+    text = f"#stablehlo.replica_group_mesh_axes<mesh = {ref}, axes = [{refs}]>"
+    return RawAttr(text), _axes_size(axes, mesh)
+
+
+def _out_ref(op: Op) -> object:
+    return op.properties["out_sharding"].mesh_or_ref
+
+
 def _out_mesh(state: ConversionState, op: Op) -> Mesh:
     return state.require_mesh(op.properties["out_sharding"], op)
 
@@ -90,20 +108,25 @@ def all_gather(state: ConversionState, op: Op) -> None:
     b = OpBuilder(op)
     (value,) = state.operands(op)
     if state.options.per_dim_all_gather or len(dims) == 1:
-        result = _all_gather_per_dim(b, state, value, gathering, mesh)
+        result = _all_gather_per_dim(b, state, value, gathering, mesh, _out_ref(op))
     else:
-        result = _all_gather_combining_dims(b, state, value, gathering, mesh)
+        result = _all_gather_combining_dims(b, state, value, gathering, mesh, _out_ref(op))
     state.replace(op, [result])
 
 
 def _all_gather_per_dim(
-    b: OpBuilder, state: ConversionState, value: Value, gathering: Sequence[AxisList], mesh: Mesh
+    b: OpBuilder,
+    state: ConversionState,
+    value: Value,
+    gathering: Sequence[AxisList],
+    mesh: Mesh,
+    ref: object,
 ) -> Value:
     for dim in reversed(range(len(gathering))):
         axes = gathering[dim]
         if not axes:
             continue
-        groups, size = replica_groups_attr(mesh, axes)
+        groups, size = _groups(state, ref, mesh, axes)
         t = _tensor_type(value)
         shape = list(t.shape)
         if shape[dim] != DYNAMIC:
@@ -122,14 +145,19 @@ def _all_gather_per_dim(
 
 
 def _all_gather_combining_dims(
-    b: OpBuilder, state: ConversionState, value: Value, gathering: Sequence[AxisList], mesh: Mesh
+    b: OpBuilder,
+    state: ConversionState,
+    value: Value,
+    gathering: Sequence[AxisList],
+    mesh: Mesh,
+    ref: object,
 ) -> Value:
     local = _tensor_type(value).shape
     dims = [d for d, axes in enumerate(gathering) if axes]
     factors = [_axes_size(gathering[d], mesh) for d in dims]
     all_axes = [a for d in dims for a in gathering[d]]
     current = b.reshape(value, (1, *local))
-    groups, size = replica_groups_attr(mesh, all_axes)
+    groups, size = _groups(state, ref, mesh, all_axes)
     t = _tensor_type(current)
     gather = _collective(
         b,
@@ -169,7 +197,7 @@ def all_slice(state: ConversionState, op: Op) -> None:
 def all_reduce(state: ConversionState, op: Op) -> None:
     mesh = _out_mesh(state, op)
     axes = parse_axis_ref_list(op.properties["reduction_axes"])
-    groups, _ = replica_groups_attr(mesh, axes)
+    groups, _ = _groups(state, _out_ref(op), mesh, axes)
     local = state.local_tensor_type(op.results[0], op)
     (value,) = state.operands(op)
     b = OpBuilder(op)
@@ -184,7 +212,10 @@ def all_reduce(state: ConversionState, op: Op) -> None:
 
 
 def reduce_scatter(state: ConversionState, op: Op) -> None:
-    mesh = state.require_mesh(state.sharding(op.operands[0]), op)
+    in_sharding = state.sharding(op.operands[0])
+    mesh = state.require_mesh(in_sharding, op)
+    assert in_sharding is not None
+    ref = in_sharding.mesh_or_ref
     axes_per_dim = parse_list_of_axis_ref_lists(op.properties["reduce_scatter_axes"])
     dims = [d for d, axes in enumerate(axes_per_dim) if axes]
     if not dims:
@@ -198,13 +229,16 @@ def reduce_scatter(state: ConversionState, op: Op) -> None:
     (value,) = state.operands(op)
     b = OpBuilder(op)
     if len(dims) == 1:
-        result = _reduce_scatter_op(b, state, value, local, dims[0], mesh, axes_per_dim[dims[0]])
+        axes = axes_per_dim[dims[0]]
+        result = _reduce_scatter_op(b, state, value, local, dims[0], mesh, ref, axes)
     elif state.options.combine_multi_dimension_reduce_scatter:
-        result = _reduce_scatter_combined(b, state, op, value, local, mesh, axes_per_dim, all_axes)
+        result = _reduce_scatter_combined(
+            b, state, op, value, local, mesh, ref, axes_per_dim, all_axes
+        )
     else:
         t = _tensor_type(value)
         reduce = _collective(b, state, "stablehlo.all_reduce", value, t, {})
-        reduce.properties["replica_groups"] = replica_groups_attr(mesh, all_axes)[0]
+        reduce.properties["replica_groups"] = _groups(state, ref, mesh, all_axes)[0]
         reduce.properties["use_global_device_ids"] = UNIT
         b.add_reduction_body(reduce, t.element_type)
         result = b.slice_for_axes(reduce.results[0], mesh, axes_per_dim, local)
@@ -218,11 +252,12 @@ def _reduce_scatter_op(
     result: TensorType,
     dim: int,
     mesh: Mesh,
+    ref: object,
     axes: Sequence[AxisRef],
 ) -> Value:
     element_type = _tensor_type(value).element_type
     scatter = _collective(b, state, "stablehlo.reduce_scatter", value, result, {})
-    scatter.properties["replica_groups"] = replica_groups_attr(mesh, axes)[0]
+    scatter.properties["replica_groups"] = _groups(state, ref, mesh, axes)[0]
     scatter.properties["scatter_dimension"] = RawAttr(f"{dim} : i64")
     scatter.properties["use_global_device_ids"] = UNIT
     b.add_reduction_body(scatter, element_type)
@@ -236,6 +271,7 @@ def _reduce_scatter_combined(
     value: Value,
     local: TensorType,
     mesh: Mesh,
+    ref: object,
     axes_per_dim: Sequence[AxisList],
     all_axes: Sequence[AxisRef],
 ) -> Value:
@@ -281,7 +317,7 @@ def _reduce_scatter_combined(
         TensorType((1, *local.shape), element_type),
         {},
     )
-    scatter.properties["replica_groups"] = replica_groups_attr(mesh, all_axes)[0]
+    scatter.properties["replica_groups"] = _groups(state, ref, mesh, all_axes)[0]
     scatter.properties["scatter_dimension"] = RawAttr("0 : i64")
     scatter.properties["use_global_device_ids"] = UNIT
     b.add_reduction_body(scatter, element_type)
@@ -308,7 +344,7 @@ def _all_to_all_one(
 ) -> Value:
     if not param.axes:
         raise VerifyError("'sdy.all_to_all' op failed to resolve axes", op.location)
-    groups, size = replica_groups_attr(mesh, param.axes)
+    groups, size = _groups(state, _out_ref(op), mesh, param.axes)
     t = _tensor_type(value)
     shape = list(t.shape)
     src, tgt = param.src_dim, param.tgt_dim
@@ -360,7 +396,7 @@ def _all_to_all_many(
     permutation += [i for i in range(len(split)) if i not in permutation]
     reshaped = b.reshape(value, split)
     transposed = b.transpose(reshaped, permutation)
-    groups, group_size = replica_groups_attr(mesh, all_axes)
+    groups, group_size = _groups(state, _out_ref(op), mesh, all_axes)
     merged = b.reshape(transposed, (group_size, *_tensor_type(transposed).shape[count:]))
     a2a = _collective(b, state, "stablehlo.all_to_all", merged, _tensor_type(merged), {})
     a2a.properties["concat_dimension"] = RawAttr("0 : i64")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from shardwise.errors import ShardwiseError, UnsupportedError, VerifyError
+from shardwise.errors import ShardwiseError, VerifyError
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
@@ -49,12 +49,9 @@ def convert_global_to_local(
     enable_rgv3: bool = False,
 ) -> None:
     """``sdy-convert-global-to-local{...}`` on `module`, in place."""
-    if enable_rgv3:
-        raise UnsupportedError(
-            "sdy-convert-global-to-local{enable-rgv3=true} (mesh-axes replica groups) is not "
-            "supported; use the default explicit replica groups"
-        )
-    options = ConversionOptions(per_dim_all_gather, combine_multi_dimension_reduce_scatter)
+    options = ConversionOptions(
+        per_dim_all_gather, combine_multi_dimension_reduce_scatter, enable_rgv3
+    )
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
