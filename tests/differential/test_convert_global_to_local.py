@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.errors import ShardwiseError
+from shardwise.errors import ShardwiseError, UnsupportedError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass, run_pass_isolated
 from shardwise.passes import run_pass as run_ours
@@ -466,6 +466,90 @@ HAND += [
     ),
 ]
 
+
+# -- windows, padding, feature groups (modules written out in full) ----------------------------
+
+WINDOWED: list[tuple[str, str]] = [
+    (
+        "convolution-contracting-all-reduce",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x16x16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>}, %arg1: tensor<3x3x8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {"y"}, {}]>}) -> (tensor<8x16x16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}, {}]>}) {
+    %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64, sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}, {}, {}]>]>} : (tensor<8x16x16x8xf32>, tensor<3x3x8x16xf32>) -> tensor<8x16x16x16xf32>
+    %1 = sdy.all_reduce {"y"} %0 out_sharding=<@mesh, [{"x"}, {}, {}, {}]> : tensor<8x16x16x16xf32>
+    return %1 : tensor<8x16x16x16xf32>
+  }
+}
+""",
+    ),
+    (
+        "convolution-feature-groups-sharded",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x16x16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}, {"y"}]>}, %arg1: tensor<3x3x1x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}, {"y"}]>}) -> (tensor<8x16x16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}, {"y"}]>}) {
+    %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 8 : i64, sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}, {}, {"y"}]>]>} : (tensor<8x16x16x8xf32>, tensor<3x3x1x8xf32>) -> tensor<8x16x16x8xf32>
+    return %0 : tensor<8x16x16x8xf32>
+  }
+}
+""",
+    ),
+    (
+        "gather-replicated-operand-sharded-batch",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<16x8xf32>, %arg1: tensor<8x1xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 8>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x8xf32>, tensor<8x1xi32>) -> tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }
+}
+""",
+    ),
+    (
+        "pad-non-uniform-offsets",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<12x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %cst = stablehlo.constant dense<0.0> : tensor<f32>
+    %0 = stablehlo.pad %arg0, %cst, low = [1, 0], high = [3, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<12x16xf32>
+    return %0 : tensor<12x16xf32>
+  }
+}
+""",
+    ),
+    (
+        "pad-uniform-interior-and-replicated",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> (tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %cst = stablehlo.constant dense<0.0> : tensor<f32>
+    %0 = stablehlo.pad %arg0, %cst, low = [2, 0], high = [-1, 0], interior = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<16x16xf32>
+    %1 = stablehlo.pad %arg0, %cst, low = [0, 0], high = [0, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %2 = sdy.all_gather [{}, {"y"}] %1 out_sharding=<@mesh, [{}, {}]> : tensor<8x16xf32>
+    %3 = stablehlo.pad %2, %cst, low = [0, 0], high = [0, 0], interior = [0, 0] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    return %0, %3 : tensor<16x16xf32>, tensor<8x16xf32>
+  }
+}
+""",
+    ),
+    (
+        "reduce-window-pass-through-sharded-dim",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %cst = stablehlo.constant dense<0.0> : tensor<f32>
+    %0 = "stablehlo.reduce_window"(%arg0, %cst) <{window_dimensions = array<i64: 1, 2>, window_strides = array<i64: 1, 2>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %1 = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %1 : tensor<f32>
+    }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }
+}
+""",
+    ),
+]
+HAND += [(name, text, PASS) for name, text in WINDOWED]
+
 # -- constructs the reference rejects (its pass or the verifier after it) -----------------------
 
 REJECTED: list[tuple[str, str]] = [
@@ -556,6 +640,22 @@ REJECTED: list[tuple[str, str]] = [
 
 # The reference aborts (SDY_CHECK) on these: run in a child process.
 ABORTS: list[tuple[str, str]] = [
+    (
+        "reduce-window-over-a-sharded-dim",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %cst = stablehlo.constant dense<0.0> : tensor<f32>
+    %0 = "stablehlo.reduce_window"(%arg0, %cst) <{window_dimensions = array<i64: 2, 1>, window_strides = array<i64: 2, 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %1 = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %1 : tensor<f32>
+    }) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+    return %0 : tensor<4x16xf32>
+  }
+}
+""",
+    ),
     (
         "non-divisible-dim",
         _module(
@@ -651,3 +751,16 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_after_reference_export(name: str) -> None:
     _check(run_pass(PROGRAMS[name], _PREFIX))
+
+
+def test_sharded_gather_is_not_reproduced() -> None:
+    """A gather of a sharded operand: the reference crashes on this one (it expects an
+    all-reduce after a gather whose operand is sharded on a collapsed dim); ours says it does
+    not convert sharded gathers."""
+    text = WINDOWED[2][1].replace(
+        "%arg0: tensor<16x8xf32>,",
+        '%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>},',
+    )
+    assert run_pass_isolated(text, PASS).crashed
+    with pytest.raises(UnsupportedError, match="stablehlo.gather"):
+        run_ours(load_text(text), PASS)

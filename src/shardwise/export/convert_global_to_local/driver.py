@@ -25,6 +25,7 @@ from shardwise.errors import ShardwiseError, VerifyError
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
+from shardwise.export.convert_global_to_local.windowed import WINDOWED_PATTERNS
 from shardwise.ir import Module, Op, TensorType
 from shardwise.mesh import Mesh
 from shardwise.rules.ops.elementwise import POINTWISE_OPS
@@ -78,7 +79,11 @@ def _next_channel_id(module: Module) -> int:
 
 
 def _pattern(op: Op):
-    pattern = COLLECTIVE_PATTERNS.get(op.name) or OP_PATTERNS.get(op.name)
+    pattern = (
+        COLLECTIVE_PATTERNS.get(op.name)
+        or OP_PATTERNS.get(op.name)
+        or WINDOWED_PATTERNS.get(op.name)
+    )
     if pattern is not None:
         return pattern
     dialect = op.name.split(".", 1)[0]

@@ -310,19 +310,6 @@ def _field(text: str, name: str) -> list[int]:
     return [int(v) for v in text[start + 1 : end].split(",") if v.strip()]
 
 
-def unsupported(state: ConversionState, op: Op) -> None:
-    """Ops the reference converts with a pattern of its own that we do not reproduce."""
-    involved = [*op.operands, *op.results]
-    if all(_replicated(state.sharding(v)) for v in involved):
-        generic(state, op)
-        return
-    raise UnsupportedError(
-        f"'{op.name}' with sharded operands or results: convert-global-to-local does not "
-        "handle this op yet (the reference has a dedicated pattern for it)",
-        op.location,
-    )
-
-
 OP_PATTERNS = {
     "func.func": func,
     "func.call": call,
@@ -336,10 +323,4 @@ OP_PATTERNS = {
     "stablehlo.concatenate": concatenate,
     "stablehlo.dot": dot,
     "stablehlo.dot_general": dot_general,
-    "stablehlo.convolution": unsupported,
-    "stablehlo.gather": unsupported,
-    "stablehlo.scatter": unsupported,
-    "stablehlo.pad": unsupported,
-    "stablehlo.reduce_window": unsupported,
-    "stablehlo.select_and_scatter": unsupported,
 }
