@@ -105,10 +105,13 @@ def _illegal(state: ConversionState, op: Op) -> None:
 
 
 def _check_converted(module: Module) -> None:
-    funcs = {module.symbol_name(f): f for f in module.funcs}
+    """Op by op first, then the calls (MLIR verifies symbol uses after the ops)."""
+    calls = []
     for op in module.op.walk():
         if op.name == "func.call":
-            _check_call(op, funcs)
+            calls.append(op)
+        elif op.name == "stablehlo.dynamic_slice":
+            _check_dynamic_slice(op)
         elif op.name == "func.return":
             _check_return(op)
         elif op.name == "stablehlo.while":
@@ -117,6 +120,9 @@ def _check_converted(module: Module) -> None:
             _check_same_shape(op)
         elif op.name == "stablehlo.reshape":
             _check_reshape(op)
+    funcs = {module.symbol_name(f): f for f in module.funcs}
+    for op in calls:
+        _check_call(op, funcs)
 
 
 def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:
@@ -210,3 +216,22 @@ def _check_reshape(op: Op) -> None:
             "not split the data alike)",
             op.location,
         )
+
+
+def _check_dynamic_slice(op: Op) -> None:
+    source = op.operands[0].type
+    if not isinstance(source, TensorType):
+        return
+    sizes = [
+        int(v)
+        for v in str(op.properties["slice_sizes"]).partition(":")[2].rstrip(">").split(",")
+        if v.strip()
+    ]
+    for dim, (size, available) in enumerate(zip(sizes, source.shape, strict=False)):
+        if available >= 0 and size > available:
+            raise VerifyError(
+                f"'stablehlo.dynamic_slice' has slice size {size} greater than dimension size "
+                f"{available} in dimension {dim} of operand: the sliced dimension is sharded "
+                "(replicate it before slicing)",
+                op.location,
+            )

@@ -261,6 +261,8 @@ def windowed(state: ConversionState, op: Op) -> None:
         mesh = state.require_mesh(sharding, op)
         padding = op.properties.get("padding")
         pads = _ints(padding) if padding is not None else []
+        if len(pads) == 1:  # a splat: dense<0> : tensor<Rx2xi64>
+            pads = pads * (2 * len(sharding.dim_shardings))
         windows = (
             _ints(op.properties["window_dimensions"])
             if "window_dimensions" in op.properties
