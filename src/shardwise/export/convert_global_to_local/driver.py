@@ -105,24 +105,21 @@ def _illegal(state: ConversionState, op: Op) -> None:
 
 
 def _check_converted(module: Module) -> None:
-    """Op by op first, then the calls (MLIR verifies symbol uses after the ops)."""
-    calls = []
+    """The verifier's checks that the conversion can break, op by op in program order."""
+    funcs = {module.symbol_name(f): f for f in module.funcs}
     for op in module.op.walk():
         if op.name == "func.call":
-            calls.append(op)
-        elif op.name == "stablehlo.dynamic_slice":
-            _check_dynamic_slice(op)
+            _check_call(op, funcs)
         elif op.name == "func.return":
             _check_return(op)
         elif op.name == "stablehlo.while":
             _check_while(op)
+        elif op.name == "stablehlo.dynamic_slice":
+            _check_dynamic_slice(op)
         elif op.name in _SAME_SHAPE_OPS:
             _check_same_shape(op)
         elif op.name == "stablehlo.reshape":
             _check_reshape(op)
-    funcs = {module.symbol_name(f): f for f in module.funcs}
-    for op in calls:
-        _check_call(op, funcs)
 
 
 def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:
