@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.errors import ShardwiseError, UnsupportedError
+from shardwise.errors import ShardwiseError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass, run_pass_isolated
 from shardwise.passes import run_pass as run_ours
@@ -547,6 +547,77 @@ WINDOWED: list[tuple[str, str]] = [
 }
 """,
     ),
+    (
+        "gather-collapsed-sharded-dim-sharded-batch",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}, %arg1: tensor<8x1xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 8>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={"y"}>]>} : (tensor<16x8xf32>, tensor<8x1xi64>) -> tensor<8x8xf32>
+    %1 = sdy.all_reduce {"y"} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>
+    return %1 : tensor<8x8xf32>
+  }
+}
+""",
+    ),
+    (
+        "gather-whole-sharded-offset-dim",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %arg1: tensor<8x1xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = true, slice_sizes = array<i64: 1, 8>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<16x8xf32>, tensor<8x1xi32>) -> tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }
+}
+""",
+    ),
+    (
+        "gather-two-collapsed-sharded-dims",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<16x8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}, {}]>}, %arg1: tensor<6x2xi64>) -> (tensor<6x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1, 4>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x", "y"}>]>} : (tensor<16x8x4xf32>, tensor<6x2xi64>) -> tensor<6x4xf32>
+    %1 = sdy.all_reduce {"x", "y"} %0 out_sharding=<@mesh, [{}, {}]> : tensor<6x4xf32>
+    return %1 : tensor<6x4xf32>
+  }
+}
+""",
+    ),
+    (
+        "gather-sharded-dim-outside-start-index-map",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<16x8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}, {}]>}, %arg1: tensor<6x1xi64>) -> (tensor<6x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0, 1], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1, 4>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x", "y"}>]>} : (tensor<16x8x4xf32>, tensor<6x1xi64>) -> tensor<6x4xf32>
+    %1 = sdy.all_reduce {"x", "y"} %0 out_sharding=<@mesh, [{}, {}]> : tensor<6x4xf32>
+    return %1 : tensor<6x4xf32>
+  }
+}
+""",
+    ),
+    (
+        "gather-scalar-index-vector",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x10xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<2xi64>) -> tensor<2x10xf32> {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 10>}> : (tensor<8x10xf32>, tensor<2xi64>) -> tensor<2x10xf32>
+    %1 = sdy.all_reduce {"x"} %0 out_sharding=<@mesh, [{}, {}]> : tensor<2x10xf32>
+    return %1 : tensor<2x10xf32>
+  }
+}
+""",
+    ),
+    (
+        "gather-index-vector-of-one",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x10xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<2x1xi64>) -> tensor<2x10xf32> {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 10>}> : (tensor<8x10xf32>, tensor<2x1xi64>) -> tensor<2x10xf32>
+    %1 = sdy.all_reduce {"x"} %0 out_sharding=<@mesh, [{}, {}]> : tensor<2x10xf32>
+    return %1 : tensor<2x10xf32>
+  }
+}
+""",
+    ),
 ]
 HAND += [(name, text, PASS) for name, text in WINDOWED]
 
@@ -640,6 +711,18 @@ REJECTED: list[tuple[str, str]] = [
 
 # The reference aborts (SDY_CHECK) on these: run in a child process.
 ABORTS: list[tuple[str, str]] = [
+    (
+        "gather-collapsed-sharded-dim-with-i32-indices",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x10xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<2xi32>) -> tensor<2x10xf32> {
+    %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 10>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x"}>]>} : (tensor<8x10xf32>, tensor<2xi32>) -> tensor<2x10xf32>
+    %1 = sdy.all_reduce {"x"} %0 out_sharding=<@mesh, [{}, {}]> : tensor<2x10xf32>
+    return %1 : tensor<2x10xf32>
+  }
+}
+""",
+    ),
     (
         "reduce-window-over-a-sharded-dim",
         """module {
@@ -751,16 +834,3 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_after_reference_export(name: str) -> None:
     _check(run_pass(PROGRAMS[name], _PREFIX))
-
-
-def test_sharded_gather_is_not_reproduced() -> None:
-    """A gather of a sharded operand: the reference crashes on this one (it expects an
-    all-reduce after a gather whose operand is sharded on a collapsed dim); ours says it does
-    not convert sharded gathers."""
-    text = WINDOWED[2][1].replace(
-        "%arg0: tensor<16x8xf32>,",
-        '%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>},',
-    )
-    assert run_pass_isolated(text, PASS).crashed
-    with pytest.raises(UnsupportedError, match="stablehlo.gather"):
-        run_ours(load_text(text), PASS)

@@ -39,7 +39,7 @@ def i64_array(values: Sequence[int]) -> RawAttr:
     return RawAttr("array<i64: " + ", ".join(str(v) for v in values) + ">")
 
 
-def dense_text(values: Sequence[int], shape: Sequence[int]) -> str:
+def dense_text(values: Sequence[int], shape: Sequence[int], element_type: str = I64) -> str:
     """A dense integer attribute of `shape` holding `values` (row major), splat if uniform.
 
     >>> dense_text([0, 4, 1, 5], [2, 2])
@@ -47,7 +47,7 @@ def dense_text(values: Sequence[int], shape: Sequence[int]) -> str:
     >>> dense_text([3, 3], [2])
     'dense<3> : tensor<2xi64>'
     """
-    type_text = str(TensorType(tuple(shape), I64))
+    type_text = str(TensorType(tuple(shape), element_type))
     if values and all(v == values[0] for v in values):
         return f"dense<{values[0]}> : {type_text}"
 

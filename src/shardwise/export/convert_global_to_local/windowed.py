@@ -9,8 +9,9 @@
 |                                         | counts divided by their dims' sharding             |
 | `stablehlo.reduce_window`,              | local (a sharded dim must be pass-through: window  |
 | `stablehlo.select_and_scatter`          | 1, stride 1, no padding)                           |
-| `stablehlo.gather`, `stablehlo.scatter` | local when the operand (and updates) are           |
-|                                         | replicated; sharded ones are not reproduced        |
+| `stablehlo.gather`                      | local; sharded operands in `gather`                |
+| `stablehlo.scatter`                     | local when inputs and updates are replicated;      |
+|                                         | sharded ones are not reproduced                    |
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from shardwise.export.convert_global_to_local.builder import (
     i64_array,
     shard_index,
 )
+from shardwise.export.convert_global_to_local.gather import sharded_gather
 from shardwise.export.convert_global_to_local.ops import generic
 from shardwise.export.convert_global_to_local.state import ConversionState
 from shardwise.export.passes.collective_attrs import parse_axis_ref_list
@@ -290,14 +292,12 @@ def windowed(state: ConversionState, op: Op) -> None:
 
 
 def gather(state: ConversionState, op: Op) -> None:
-    if _replicated(state.sharding(op.operands[0])):
+    sharding = state.sharding(op.operands[0])
+    if _replicated(sharding):
         generic(state, op)
         return
-    raise UnsupportedError(
-        "'stablehlo.gather' with a sharded operand: convert-global-to-local does not "
-        "reproduce the reference's masked local gather yet; replicate the operand",
-        op.location,
-    )
+    assert sharding is not None
+    sharded_gather(state, op, sharding)
 
 
 def scatter(state: ConversionState, op: Op) -> None:
