@@ -86,12 +86,13 @@ def sharded_gather(state: ConversionState, op: Op, sharding: TensorSharding) -> 
     operand, indices = state.operands(op)
     local = state.local_tensor_type(op.results[0], op)
     b = OpBuilder(op)
-    if trivial and indices.type.element_type != I64:
+    index_map = _field(numbers, "start_index_map")
+    if any(d in index_map for d in trivial) and indices.type.element_type != I64:
         raise UnsupportedError(
-            f"'stablehlo.gather' with {indices.type.element_type} start indices and a sharded "
-            f"operand dimension sliced to size 1 (dims {trivial}): the reference crashes "
-            "building its i64 bound constants for other index types; convert the indices to "
-            "i64",
+            f"'stablehlo.gather' with {indices.type.element_type} start indices indexing a "
+            f"sharded operand dimension sliced to size 1 (dims {trivial}): the reference "
+            "build crashes on such a gather (seen for every index type but i64); convert the "
+            "indices to i64",
             op.location,
         )
     if trivial:

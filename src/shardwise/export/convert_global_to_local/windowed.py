@@ -10,8 +10,7 @@
 | `stablehlo.reduce_window`,              | local (a sharded dim must be pass-through: window  |
 | `stablehlo.select_and_scatter`          | 1, stride 1, no padding)                           |
 | `stablehlo.gather`                      | local; sharded operands in `gather`                |
-| `stablehlo.scatter`                     | local when inputs and updates are replicated;      |
-|                                         | sharded ones are not reproduced                    |
+| `stablehlo.scatter`                     | local; sharded inputs or updates in `scatter`      |
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from shardwise.export.convert_global_to_local.builder import (
 )
 from shardwise.export.convert_global_to_local.gather import sharded_gather
 from shardwise.export.convert_global_to_local.ops import generic
+from shardwise.export.convert_global_to_local.scatter import scatter
 from shardwise.export.convert_global_to_local.state import ConversionState
 from shardwise.export.passes.collective_attrs import parse_axis_ref_list
 from shardwise.ir import Op, RawAttr, TensorType
@@ -298,19 +298,6 @@ def gather(state: ConversionState, op: Op) -> None:
         return
     assert sharding is not None
     sharded_gather(state, op, sharding)
-
-
-def scatter(state: ConversionState, op: Op) -> None:
-    count = len(op.operands) // 2  # inputs..., indices, updates...
-    inputs, updates = op.operands[:count], op.operands[count + 1 :]
-    if _replicated(state.sharding(inputs[0])) and _replicated(state.sharding(updates[0])):
-        generic(state, op)
-        return
-    raise UnsupportedError(
-        "'stablehlo.scatter' with sharded inputs or updates: convert-global-to-local does not "
-        "reproduce the reference's masked local scatter yet; replicate them",
-        op.location,
-    )
 
 
 WINDOWED_PATTERNS = {
