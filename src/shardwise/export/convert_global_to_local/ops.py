@@ -53,9 +53,14 @@ def _function_type(args: list[str], results: list[str]) -> str:
 
 
 def call(state: ConversionState, op: Op) -> None:
-    """`populateCallOpTypeConversionPattern`: operands converted, result types kept (the
+    """`populateCallOpTypeConversionPattern`: a new call of the callee (no other attribute
+    survives, not even ``sdy.sharding``), operands converted, result types kept (the
     type-only conversion is the identity)."""
-    state.remap_in_place(op, [r.type for r in op.results])
+    properties = {"callee": op.properties["callee"]}
+    new = OpBuilder(op).create(
+        "func.call", state.operands(op), [r.type for r in op.results], properties
+    )
+    state.replace(op, new.results)
 
 
 def manual_computation(state: ConversionState, op: Op) -> None:
