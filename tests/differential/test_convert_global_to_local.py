@@ -722,6 +722,21 @@ WINDOWED: list[tuple[str, str]] = [
 }
 """,
     ),
+    (
+        "call-of-unsharded-func-drops-call-attributes",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func private @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = stablehlo.abs %arg0 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<8xf32> {
+    %0 = func.call @f(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>} : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+""",
+    ),
 ]
 HAND += [(name, text, PASS) for name, text in WINDOWED]
 
