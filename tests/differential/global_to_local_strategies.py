@@ -101,3 +101,113 @@ def divisible_modules() -> st.SearchStrategy:
         return divisible_case(HypothesisChooser(draw_fn))
 
     return draw()
+
+
+# -- global programs: the reference's own export decides shardings and collectives -------------
+
+
+def _global_program(c, mesh, factors) -> str:
+    """A rank-2 program over dims that are multiples of the mesh size; args and result get
+    random closed shardings, the ops none (propagation and explicit reshards add them)."""
+    n = mesh.total_size
+    dims = (n, 2 * n)
+    shapes: dict[str, tuple[int, int]] = {}
+    lines: list[str] = []
+    args = []
+    for i in range(2):
+        shape = (c.choice(dims), c.choice(dims))
+        sharding = _closed(_random_sharding(c, mesh, factors, 2, [], on_arg=False))
+        args.append(f"%arg{i}: {_t2(shape)} {{sdy.sharding = {sharding}}}")
+        shapes[f"%arg{i}"] = shape
+    for step in range(c.integer(2, 7)):
+        name = f"%v{step}"
+        values = list(shapes)
+        v = c.choice(values)
+        shape = shapes[v]
+        kind = c.integer(0, 8)
+        if kind == 0:
+            op = c.choice(("tanh", "negate", "exponential"))
+            lines.append(f"    {name} = stablehlo.{op} {v} : {_t2(shape)}")
+        elif kind == 1:
+            same = [w for w in values if shapes[w] == shape]
+            w = c.choice(same)
+            op = c.choice(("add", "multiply", "maximum"))
+            lines.append(f"    {name} = stablehlo.{op} {v}, {w} : {_t2(shape)}")
+        elif kind == 2:
+            partners = [w for w in values if shapes[w][0] == shape[1]]
+            if not partners:
+                continue
+            w = c.choice(partners)
+            out = (shape[0], shapes[w][1])
+            lines.append(
+                f"    {name} = stablehlo.dot_general {v}, {w}, contracting_dims = [1] x [0] : "
+                f"({_t2(shape)}, {_t2(shapes[w])}) -> {_t2(out)}"
+            )
+            shape = out
+        elif kind == 3:
+            out = (shape[1], shape[0])
+            lines.append(
+                f"    {name} = stablehlo.transpose {v}, dims = [1, 0] : ({_t2(shape)}) -> {_t2(out)}"
+            )
+            shape = out
+        elif kind == 4:
+            lines.append(f"    %z{step} = stablehlo.constant dense<0.0> : tensor<f32>")
+            lines.append(
+                f"    %r{step} = stablehlo.reduce({v} init: %z{step}) applies stablehlo.add across "
+                f"dimensions = [1] : ({_t2(shape)}, tensor<f32>) -> tensor<{shape[0]}xf32>"
+            )
+            lines.append(
+                f"    {name} = stablehlo.broadcast_in_dim %r{step}, dims = [0] : "
+                f"(tensor<{shape[0]}xf32>) -> {_t2(shape)}"
+            )
+        elif kind == 5:
+            out = (shape[0] * 2, shape[1])
+            lines.append(
+                f"    {name} = stablehlo.concatenate {v}, {v}, dim = 0 : ({_t2(shape)}, "
+                f"{_t2(shape)}) -> {_t2(out)}"
+            )
+            shape = out
+        elif kind == 6:
+            lines.append(f"    %i{step} = stablehlo.iota dim = {c.integer(0, 1)} : {_t2(shape)}")
+            lines.append(f"    {name} = stablehlo.add {v}, %i{step} : {_t2(shape)}")
+        elif kind == 7:
+            lines.append(f"    %c{step} = stablehlo.constant dense<2.0> : {_t2(shape)}")
+            lines.append(f"    {name} = stablehlo.multiply {v}, %c{step} : {_t2(shape)}")
+        else:
+            out = (shape[0], shape[1] // 2)
+            lines.append(
+                f"    {name} = stablehlo.slice {v} [0:{shape[0]}, 0:{out[1]}] : "
+                f"({_t2(shape)}) -> {_t2(out)}"
+            )
+            shape = out
+        shapes[name] = shape
+    last = list(shapes)[-1]
+    result = _closed(_random_sharding(c, mesh, factors, 2, [], on_arg=False))
+    return (
+        f"  func.func @main({', '.join(args)}) -> ({_t2(shapes[last])} {{sdy.sharding = "
+        f"{result}}}) {{\n"
+        + "\n".join(lines)
+        + f"\n    return {last} : {_t2(shapes[last])}\n  }}\n"
+    )
+
+
+def _t2(shape: tuple[int, int]) -> str:
+    return f"tensor<{shape[0]}x{shape[1]}xf32>"
+
+
+def global_case(c) -> str:
+    mesh, factors = _random_mesh(c, DEFAULT)
+    return (
+        "module {\n"
+        + f"  sdy.mesh @mesh = {mesh.body_str()}\n"
+        + _global_program(c, mesh, factors)
+        + "}\n"
+    )
+
+
+def global_programs() -> st.SearchStrategy:
+    @st.composite
+    def draw(draw_fn) -> str:
+        return global_case(HypothesisChooser(draw_fn))
+
+    return draw()

@@ -2,7 +2,9 @@
 
 `global_to_local_strategies` draws programs whose every dim is a multiple of the mesh size
 (1-3 reshards, elementwise ops, explicit all-reduces of unreduced values), run with each
-option of the pass. `reshard_strategies` draws functions that reshard a value through random shardings (meshes of
+option of the pass; it also draws rank-2 global programs (dots, reduces, concatenates, slices,
+iotas, constants) that the reference's whole export shards first. `reshard_strategies` draws
+functions that reshard a value through random shardings (meshes of
 1-3 axes of sizes 2-16, sub-axes, device-order permutations, unreduced axes, ranks 1-3). The
 reference turns each function's reshards into sdy collectives (`sdy-reshard-to-collectives`,
 then the `sdy-collective` canonicalization, as the partitioner does); that text is the input
@@ -24,11 +26,17 @@ from shardwise.errors import ShardwiseError, UnsupportedError
 from shardwise.fuzz.worker import ReferenceWorker
 from shardwise.io.mlir import load_text, write_text
 from shardwise.passes import run_pass as run_ours
-from tests.differential.global_to_local_strategies import divisible_modules
+from tests.differential.global_to_local_strategies import divisible_modules, global_programs
 from tests.differential.reshard_strategies import random_modules
 
 PASS = "sdy-convert-global-to-local"
 _COLLECTIVES = "sdy-reshard-to-collectives,canonicalize{enable-patterns=sdy-collective}"
+_EXPORT = (
+    "sdy-propagation-pipeline,"
+    "func.func(sdy-insert-explicit-reshards{enable-full-version=true}),"
+    "func.func(sdy-reshard-to-collectives),"
+    "canonicalize{enable-patterns=sdy-collective}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +56,11 @@ def _reference(worker: ReferenceWorker, text: str, spec: str) -> tuple[bool, boo
     return ok, crashed, out
 
 
-def _check_one(worker: ReferenceWorker, text: str, spec: str = PASS) -> str:
+def _check_one(
+    worker: ReferenceWorker, text: str, spec: str = PASS, prefix: str = _COLLECTIVES
+) -> str:
     """Compare one module; returns the outcome (for campaigns run by hand)."""
-    ok, _, collectives = _reference(worker, text, _COLLECTIVES)
+    ok, _, collectives = _reference(worker, text, prefix)
     if not ok:
         return "no collectives"
     ok, crashed, expected = _reference(worker, collectives, spec)
@@ -107,3 +117,15 @@ def test_random_collectives_match_reference(worker: ReferenceWorker, case) -> No
     (header, funcs), _ = case
     for func in funcs:
         _check_one(worker, "module {\n" + header + func + "}\n")
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.large_base_example, HealthCheck.function_scoped_fixture],
+)
+@given(text=global_programs())
+def test_random_global_programs_after_reference_export(worker: ReferenceWorker, text: str) -> None:
+    """Rank-2 programs (dots, reduces, transposes, concatenates, slices, iotas, constants)
+    through the reference's whole export, then both conversions."""
+    _check_one(worker, text, PASS, _EXPORT)
