@@ -124,7 +124,7 @@ def _global_program(c, mesh, factors) -> str:
         values = list(shapes)
         v = c.choice(values)
         shape = shapes[v]
-        kind = c.integer(0, 8)
+        kind = c.integer(0, 12)
         if kind == 0:
             op = c.choice(("tanh", "negate", "exponential"))
             lines.append(f"    {name} = stablehlo.{op} {v} : {_t2(shape)}")
@@ -173,6 +173,41 @@ def _global_program(c, mesh, factors) -> str:
         elif kind == 7:
             lines.append(f"    %c{step} = stablehlo.constant dense<2.0> : {_t2(shape)}")
             lines.append(f"    {name} = stablehlo.multiply {v}, %c{step} : {_t2(shape)}")
+        elif kind == 9:
+            low = c.integer(0, n)
+            out = (shape[0] + n, shape[1])
+            lines.append(f"    %z{step} = stablehlo.constant dense<0.0> : tensor<f32>")
+            lines.append(
+                f"    {name} = stablehlo.pad {v}, %z{step}, low = [{low}, 0], high = [{n - low}, 0], "
+                f"interior = [0, 0] : ({_t2(shape)}, tensor<f32>) -> {_t2(out)}"
+            )
+            shape = out
+        elif kind == 10:
+            rows = c.choice(dims)
+            out = (rows, shape[1])
+            lines.append(f"    %x{step} = stablehlo.iota dim = 0 : tensor<{rows}x1xi64>")
+            lines.append(
+                f'    {name} = "stablehlo.gather"({v}, %x{step}) <{{dimension_numbers = '
+                "#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
+                f"start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, "
+                f"{shape[1]}>}}> : ({_t2(shape)}, tensor<{rows}x1xi64>) -> {_t2(out)}"
+            )
+            shape = out
+        elif kind == 11:
+            rows = c.choice(dims)
+            updates = [w for w in values if shapes[w][1] == shape[1]]
+            u = c.choice(updates)
+            rows = shapes[u][0]
+            lines.append(f"    %x{step} = stablehlo.iota dim = 0 : tensor<{rows}x1xi64>")
+            lines.append(
+                f'    {name} = "stablehlo.scatter"({v}, %x{step}, {u}) <{{scatter_dimension_numbers = '
+                "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
+                "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
+                "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+                "      %s = stablehlo.add %a, %b : tensor<f32>\n"
+                "      stablehlo.return %s : tensor<f32>\n"
+                f"    }}) : ({_t2(shape)}, tensor<{rows}x1xi64>, {_t2(shapes[u])}) -> {_t2(shape)}"
+            )
         else:
             out = (shape[0], shape[1] // 2)
             lines.append(

@@ -126,6 +126,6 @@ def test_random_collectives_match_reference(worker: ReferenceWorker, case) -> No
 )
 @given(text=global_programs())
 def test_random_global_programs_after_reference_export(worker: ReferenceWorker, text: str) -> None:
-    """Rank-2 programs (dots, reduces, transposes, concatenates, slices, iotas, constants)
-    through the reference's whole export, then both conversions."""
+    """Rank-2 programs (dots, reduces, transposes, concatenates, slices, iotas, constants,
+    pads, gathers, scatters) through the reference's whole export, then both conversions."""
     _check_one(worker, text, PASS, _EXPORT)
