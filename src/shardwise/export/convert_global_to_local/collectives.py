@@ -478,8 +478,8 @@ def _ordered_axis_refs(axes: Sequence[AxisRef], mesh: Mesh) -> list[AxisRef]:
         if mesh_axis.name not in bounds:
             result.append(AxisRef(mesh_axis.name))
             continue
-        edges = sorted(bounds[mesh_axis.name])
-        for lo, hi in itertools.pairwise(edges):
+        cuts = sorted(bounds[mesh_axis.name])
+        for lo, hi in itertools.pairwise(cuts):
             result.append(sub_axis(mesh_axis.name, lo, hi // lo))
     return result
 

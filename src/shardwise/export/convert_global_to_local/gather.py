@@ -33,7 +33,7 @@ from shardwise.ir import Block, Op, RawAttr, Region, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
 
-__all__ = ["sharded_gather"]
+__all__ = ["sharded_gather", "tensor_type"]
 
 
 def _field(text: str, name: str) -> list[int]:
@@ -46,6 +46,12 @@ def _field(text: str, name: str) -> list[int]:
 def _scalar_field(text: str, name: str) -> int:
     m = re.search(rf"\b{name} = (-?\d+)", text)
     return int(m.group(1)) if m is not None else 0
+
+
+def tensor_type(value: Value) -> TensorType:
+    """`value`'s ranked tensor type (every value these patterns build from is one)."""
+    assert isinstance(value.type, TensorType), value.type
+    return value.type
 
 
 def _size(axes, mesh: Mesh) -> int:
@@ -87,9 +93,10 @@ def sharded_gather(state: ConversionState, op: Op, sharding: TensorSharding) -> 
     local = state.local_tensor_type(op.results[0], op)
     b = OpBuilder(op)
     index_map = _field(numbers, "start_index_map")
-    if any(d in index_map for d in trivial) and indices.type.element_type != I64:
+    index_type = tensor_type(indices).element_type
+    if any(d in index_map for d in trivial) and index_type != I64:
         raise UnsupportedError(
-            f"'stablehlo.gather' with {indices.type.element_type} start indices indexing a "
+            f"'stablehlo.gather' with {index_type} start indices indexing a "
             f"sharded operand dimension sliced to size 1 (dims {trivial}): the reference "
             "build crashes on such a gather (seen for every index type but i64); convert the "
             "indices to i64",
@@ -144,10 +151,10 @@ def _local_indices_and_mask(b, indices, mesh, sharding, global_operand, operand,
     """`computeLocalIndicesAndMask` for a gather (indices clamped first)."""
     ivd = _scalar_field(numbers, "index_vector_dim")
     index_map = _field(numbers, "start_index_map")
-    t: TensorType = indices.type
+    t = tensor_type(indices)
     element = t.element_type
     scalar = TensorType((), element)
-    local_operand: TensorType = operand.type
+    local_operand = tensor_type(operand)
     adjusted, mask = indices, None
     if any(d in index_map for d in trivial):
         base = _clamp(b, indices, global_operand, index_map, ivd)
@@ -209,7 +216,7 @@ def _compare(b, lhs, rhs, direction: str, result: TensorType) -> Value:
 
 def _clamp(b, indices, global_operand, index_map, ivd) -> Value:
     """`clampGatherIndices`: indices within [0, global size - 1] of their dims."""
-    t: TensorType = indices.type
+    t = tensor_type(indices)
 
     def like(values: list[int]) -> Value:
         if ivd < t.rank and len(values) > 1:
@@ -243,7 +250,7 @@ def _bounds_tensor(b, bounds: list[Value], t: TensorType, ivd: int) -> Value:
 
 def _masked(b, gather: Value, mask: Value, numbers: str, local: TensorType) -> Value:
     ivd = _scalar_field(numbers, "index_vector_dim")
-    mask_type: TensorType = mask.type
+    mask_type = tensor_type(mask)
     if mask_type.rank > 0 and ivd < mask_type.rank:
         shape = [s for i, s in enumerate(mask_type.shape) if i != ivd]
         init = _constant(b, True, TensorType((), "i1"))
@@ -255,7 +262,7 @@ def _masked(b, gather: Value, mask: Value, numbers: str, local: TensorType) -> V
         )
         _and_body(b, reduce)
         mask = reduce.results[0]
-        mask_type = mask.type
+        mask_type = tensor_type(mask)
     offset_dims = _field(numbers, "offset_dims")
     if mask_type.rank == 0:
         dims: list[int] = []

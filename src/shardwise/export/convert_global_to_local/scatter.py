@@ -16,6 +16,7 @@ from shardwise.export.convert_global_to_local.gather import (
     _constant,
     _field,
     _scalar_field,
+    tensor_type,
 )
 from shardwise.export.convert_global_to_local.ops import generic
 from shardwise.export.convert_global_to_local.state import ConversionState
@@ -152,7 +153,7 @@ def _common_reduction(op: Op) -> str | None:
 
 
 def _leader_inputs(b: OpBuilder, op: Op, inputs: list[Value], mesh: Mesh, reduction) -> list[Value]:
-    first: TensorType = inputs[0].type
+    first = tensor_type(inputs[0])
     identity = _identity(op, first.element_type)
     if identity is None:
         raise VerifyError(
@@ -207,7 +208,7 @@ def _local_indices(b, op, indices, mesh, sharding, local_input, numbers, indexed
     to_operand = _field(numbers, "scatter_dims_to_operand_dims")
     if not any(d in to_operand for d in indexed):
         return indices
-    t: TensorType = indices.type
+    t = tensor_type(indices)
     ivd = _scalar_field(numbers, "index_vector_dim")
     scalar = TensorType((), t.element_type)
     mins = []
@@ -216,7 +217,7 @@ def _local_indices(b, op, indices, mesh, sharding, local_input, numbers, indexed
             mins.append(_constant(b, 0, scalar))
             continue
         offset = b.dimension_offset(
-            mesh, sharding.dim_shardings[dim].axes, local_input.type.shape[dim]
+            mesh, sharding.dim_shardings[dim].axes, tensor_type(local_input).shape[dim]
         )
         mins.append(b.value("stablehlo.convert", [offset], scalar))
     low = _bounds_tensor(b, mins, t, ivd)
