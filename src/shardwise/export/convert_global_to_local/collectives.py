@@ -23,7 +23,7 @@ import itertools
 from collections.abc import Sequence
 
 from shardwise.axis import AxisRef, sub_axis
-from shardwise.errors import VerifyError
+from shardwise.errors import UnsupportedError, VerifyError
 from shardwise.export.convert_global_to_local.builder import (
     OpBuilder,
     channel_handle,
@@ -52,9 +52,14 @@ def _groups(
     """`getReplicaGroupsAndSize`: explicit groups, or with `enable-rgv3` the mesh and axes."""
     if not state.options.enable_rgv3:
         return replica_groups_attr(mesh, axes)
-    ref = (
-        f"#sdy.mesh{mesh_or_ref.body_str()}" if isinstance(mesh_or_ref, Mesh) else f"@{mesh_or_ref}"
-    )
+    if isinstance(mesh_or_ref, Mesh):
+        raise UnsupportedError(
+            "sdy-convert-global-to-local{enable-rgv3=true} on a sharding with an inline mesh: "
+            "the reference prints #stablehlo.replica_group_mesh_axes<mesh = #sdy.mesh<...>>, "
+            "which MLIR cannot parse back ('mesh must be a FlatSymbolRefAttr or MeshAttr'); "
+            "declare the mesh with sdy.mesh and refer to it by name",
+        )
+    ref = f"@{mesh_or_ref}"
     refs = ", ".join(f"#sdy<axis_ref{axis}>" for axis in axes)
     text = f"#stablehlo.replica_group_mesh_axes<mesh = {ref}, axes = [{refs}]>"
     return RawAttr(text), _axes_size(axes, mesh)

@@ -120,6 +120,8 @@ def _check_converted(module: Module) -> None:
             _check_same_shape(op)
         elif op.name == "stablehlo.reshape":
             _check_reshape(op)
+        elif op.name == "stablehlo.optimization_barrier":
+            _check_barrier(op)
 
 
 def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:
@@ -230,5 +232,16 @@ def _check_dynamic_slice(op: Op) -> None:
                 f"'stablehlo.dynamic_slice' has slice size {size} greater than dimension size "
                 f"{available} in dimension {dim} of operand: the sliced dimension is sharded "
                 "(replicate it before slicing)",
+                op.location,
+            )
+
+
+def _check_barrier(op: Op) -> None:
+    for i, (operand, result) in enumerate(zip(op.operands, op.results, strict=False)):
+        if operand.type != result.type:
+            raise VerifyError(
+                "'stablehlo.optimization_barrier' op requires the same type for operand and "
+                f"result at index {i}: {operand.type} on each device in, {result.type} out "
+                "(give the barrier's results the shardings of its operands)",
                 op.location,
             )

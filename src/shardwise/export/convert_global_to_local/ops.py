@@ -32,12 +32,16 @@ def generic(state: ConversionState, op: Op) -> None:
 
 def func(state: ConversionState, op: Op) -> None:
     """`FuncOpSignaturePattern`: arguments by their shardings, results by ``res_attrs``."""
+    results = [state.func_result_type(op, i, t) for i, t in enumerate(func_result_types(op))]
     if not op.regions or not op.regions[0].blocks:
-        return  # a declaration: nothing is partitioned
+        # A declaration has no block arguments, so the reference's signature conversion sees
+        # no inputs: the new type takes none (and the argument attributes go with them).
+        op.properties.pop("arg_attrs", None)
+        op.properties["function_type"] = RawAttr(_function_type([], [str(t) for t in results]))
+        return
     args = op.regions[0].entry.args
     for arg in args:
         state.set_type(arg, state.local_type(arg, op))
-    results = [state.func_result_type(op, i, t) for i, t in enumerate(func_result_types(op))]
     op.properties["function_type"] = RawAttr(
         _function_type([str(a.type) for a in args], [str(t) for t in results])
     )

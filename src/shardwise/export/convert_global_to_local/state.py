@@ -152,6 +152,8 @@ class ConversionState:
     def collect_arg_shardings(self) -> None:
         """Func arguments' and manual/named computations' block-argument shardings."""
         for op in self.module.op.walk():
+            if not op.regions or not op.regions[0].blocks:
+                continue  # a declaration has no arguments to convert
             if op.name == "func.func":
                 for arg in op.regions[0].entry.args:
                     sharding = get_sharding(arg)
