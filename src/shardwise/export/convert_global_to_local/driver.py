@@ -7,14 +7,27 @@ its kind (`collectives.COLLECTIVE_PATTERNS`, `ops.OP_PATTERNS`), else by the gen
 the module. Where the reference's pass or the verifier after it rejects the result, we raise
 a `ShardwiseError` naming the op instead (see `_check_converted`):
 
-| construct                                   | reference                                   |
-| ------------------------------------------- | ------------------------------------------- |
-| a dim its sharding does not divide          | aborts (non-divisible sharding)             |
-| `func.call` of a func whose types change    | verifier: 'func.call' op result type mismatch |
-| `stablehlo.while` carrying a sharded value  | verifier: operands vs block arguments       |
-| a sharded `stablehlo.constant`              | verifier: inferred type incompatible        |
-| a leftover sdy op (`sdy.reshard`, ...)      | failed to legalize operation                |
-| ops of other dialects                       | failed to legalize operation                |
+| construct                                     | reference                                 |
+| --------------------------------------------- | ----------------------------------------- |
+| a dim its sharding does not divide            | aborts (non-divisible sharding)           |
+| `func.call` of a func whose types change      | verifier: 'func.call' op result type      |
+|                                               | mismatch (calls are not converted)        |
+| `stablehlo.while` carrying a sharded value    | verifier: operands vs block arguments     |
+| a sharded `stablehlo.constant`                | verifier: inferred type incompatible      |
+| a leftover sdy op (`sdy.reshard`,             | failed to legalize operation              |
+| `sdy.sharding_constraint`, barriers, ...)     |                                           |
+| ops of other dialects (`chlo.top_k`, ...)     | failed to legalize operation              |
+| values of one elementwise op / reshape /      | verifier: shapes or element counts differ |
+| optimization_barrier sharded differently      |                                           |
+| partial slice or concat along a sharded dim   | the slice/concatenate pattern's message   |
+| `dynamic_slice` along a sharded dim           | verifier: slice size greater than dim     |
+| collective permute mapping two devices to one | verifier: duplicate targets               |
+| sharded contracting dot/conv/gather without   | aborts (expected one sdy.all_reduce user) |
+| its `sdy.all_reduce`                          |                                           |
+| reduce_window/select_and_scatter window or    | aborts (not a pass-through dimension)     |
+| stride over a sharded dim                     |                                           |
+| gather with non-i64 indices into a collapsed  | crashes                                   |
+| sharded dim                                   |                                           |
 """
 
 from __future__ import annotations
