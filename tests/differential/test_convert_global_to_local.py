@@ -772,6 +772,20 @@ WINDOWED: list[tuple[str, str]] = [
 }
 """,
     ),
+    (
+        "dot-of-zero-padded-operand-sharded-contracting",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %p = stablehlo.pad %arg0, %z, low = [0, 0], high = [0, 4], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x12xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %0 = stablehlo.dot %p, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    %1 = sdy.all_reduce {"y"} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x32xf32>
+    return %1 : tensor<8x32xf32>
+  }
+}
+""",
+    ),
 ]
 HAND += [(name, text, PASS) for name, text in WINDOWED]
 
@@ -897,6 +911,34 @@ REJECTED: list[tuple[str, str]] = [
 
 # The reference aborts (SDY_CHECK) on these: run in a child process.
 ABORTS: list[tuple[str, str]] = [
+    (
+        "dot-of-one-padded-operand-sharded-contracting",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %z = stablehlo.constant dense<1.0> : tensor<f32>
+    %p = stablehlo.pad %arg0, %z, low = [0, 0], high = [0, 4], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x12xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %0 = stablehlo.dot %p, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    %1 = sdy.all_reduce {"y"} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x32xf32>
+    return %1 : tensor<8x32xf32>
+  }
+}
+""",
+    ),
+    (
+        "dot-of-operand-padded-by-sdy-constant",
+        """module {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func @main(%arg0: tensor<8x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %z = sdy.constant dense<0.0> : tensor<f32>
+    %p = stablehlo.pad %arg0, %z, low = [0, 0], high = [0, 4], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x12xf32>, tensor<f32>) -> tensor<8x16xf32>
+    %0 = stablehlo.dot %p, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    %1 = sdy.all_reduce {"y"} %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x32xf32>
+    return %1 : tensor<8x32xf32>
+  }
+}
+""",
+    ),
     (
         "gather-i32-indices-two-collapsed-sharded-dims",
         """module {

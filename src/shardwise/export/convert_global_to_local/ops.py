@@ -16,11 +16,13 @@
 
 from __future__ import annotations
 
+import re
+
 from shardwise.errors import UnsupportedError, VerifyError
 from shardwise.export.convert_global_to_local.builder import OpBuilder, i64_array
 from shardwise.export.convert_global_to_local.state import ConversionState
 from shardwise.export.passes.collective_attrs import parse_axis_ref_list
-from shardwise.ir import Op, RawAttr, TensorType, func_result_types
+from shardwise.ir import Op, RawAttr, TensorType, Value, func_result_types
 from shardwise.sharding import TensorSharding
 
 __all__ = ["OP_PATTERNS"]
@@ -271,12 +273,11 @@ def _check_contracting(state: ConversionState, op: Op, lhs_dims: list[int], kind
     if not axes:
         return
     for operand in op.operands[:2]:
-        producer = state.lookup(operand).defining_op
-        original = operand.defining_op
-        if original is not None and original.name == "stablehlo.pad" and producer is not None:
-            raise UnsupportedError(
-                f"'{kind}': a sharded contracting dimension fed by stablehlo.pad needs a zero "
-                "padding value (the reference checks it and aborts otherwise); not supported",
+        if not _non_pad_or_pad_with_zero(operand):
+            raise VerifyError(
+                f"Padding value must be zero for sharded contracting {kind} (the reference "
+                "aborts unless the pad's value is a stablehlo.constant splat zero): the padded "
+                "elements would add to the sum of each device's piece",
                 op.location,
             )
     users = op.results[0].users
@@ -294,6 +295,22 @@ def _check_contracting(state: ConversionState, op: Op, lhs_dims: list[int], kind
             op.location,
         )
     del mesh
+
+
+_ZERO_RE = re.compile(r"^dense<(-?0(\.0*)?(e[+-]?0+)?|false|\(0\.0+e\+00,0\.0+e\+00\))>")
+
+
+def _non_pad_or_pad_with_zero(operand: Value) -> bool:
+    """`NonPadOrPadWithZero`: not a pad, or a pad whose padding value is a splat zero."""
+    pad = operand.defining_op
+    if pad is None or pad.name != "stablehlo.pad":
+        return True
+    value = pad.operands[1].defining_op
+    # Only a stablehlo.constant matches the reference's `m_Constant` (an sdy.constant,
+    # converted before, does not).
+    if value is None or value.name != "stablehlo.constant":
+        return False
+    return bool(_ZERO_RE.match(str(value.properties.get("value", ""))))
 
 
 def dot(state: ConversionState, op: Op) -> None:
