@@ -1078,7 +1078,7 @@ def test_after_reference_export(name: str) -> None:
 
 def test_rgv3_with_inline_mesh_is_refused() -> None:
     """The reference's output for it does not parse back (a reference printing bug)."""
-    text = WINDOWED[-1][1]
+    text = dict(WINDOWED)["inline-mesh"]
     spec = PASS + "{enable-rgv3=true}"
     with pytest.raises(ReferenceError, match="mesh must be a FlatSymbolRefAttr"):
         run_pass(run_pass(text, spec), None)
