@@ -73,6 +73,7 @@ _PASS_MODULES = (
     "shardwise.propagation.user_priority_propagation",
     "shardwise.export.close_shardings",
     "shardwise.export.constant_or_scalar_merger",
+    "shardwise.export.convert_global_to_local.driver",
     "shardwise.export.drop_sharding_and_mesh",
     "shardwise.export.drop_sharding_rules",
     "shardwise.export.explicit_gather_scatter_batching",

@@ -423,8 +423,10 @@ def _grow_manual_body(b: _Builder, count: int) -> None:
 # -- whole programs ----------------------------------------------------------------------------
 
 
-def generate_program(seed: int | str) -> Program:
-    """A random valid program; deterministic in `seed`."""
+def generate_program(seed: int | str, conformance_extras: bool = True) -> Program:
+    """A random valid program; deterministic in `seed`. `conformance_extras`: decorated with
+    the constructs of `fuzz.conformance` (quoted names, unregistered ops, reshard chains, ...),
+    drawn from their own random stream (the program without them is the same)."""
     rng = random.Random(seed)
     meshes = [random_mesh(rng, "mesh")]
     if rng.random() < 0.2:
@@ -439,8 +441,8 @@ def generate_program(seed: int | str) -> Program:
         kind = rng.choices(OP_KINDS, _KIND_WEIGHTS)[0]
         _BUILDERS[kind](b)
     program = Program(meshes, b.args, b.ops, b.choose_results(), b.funcs)
-    return conformance.decorate(program, seed)
+    return conformance.decorate(program, seed) if conformance_extras else program
 
 
-def generate_module(seed: int | str) -> str:
-    return print_program(generate_program(seed))
+def generate_module(seed: int | str, conformance_extras: bool = True) -> str:
+    return print_program(generate_program(seed, conformance_extras))
