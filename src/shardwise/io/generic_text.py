@@ -12,11 +12,8 @@ from typing import Any
 
 from shardwise import ir
 from shardwise.errors import Location, ParseError
+from shardwise.ir.attrs import matching_bracket_end, scan_item, split_top_level
 
-# One token of interest for bracket matching: a string literal, an arrow (not a bracket), `>=`
-# (affine constraints; not a bracket), a bracket, a comma.
-_BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
-_OPENERS = frozenset("<({[")
 WS_RE = re.compile(r"(?:\s+|//[^\n]*)*")
 # An attribute value with at most one level of <...> or [...] and no (), {} (most of them):
 # matched in one step; anything else is scanned bracket by bracket.
@@ -24,7 +21,7 @@ _FAST_VALUE_RE = re.compile(
     r'(?:[^,{}<>\[\]()"]|"(?:[^"\\]|\\.)*"|<[^<>{}\[\]()"]*>|\[[^\[\]{}<>()"]*\])+'
 )
 # The same with up to three levels of brackets of any kind (sdy shardings, dot dimension
-# numbers, precision lists): a bracket here is exactly a `_BRACKET_RE` bracket (``->`` and
+# numbers, precision lists): a bracket here is exactly a `BRACKET_RE` bracket (``->`` and
 # ``>=`` are not closers), so wherever it matches it agrees with the bracket scan.
 _STR = r'"(?:[^"\\]|\\.)*"'
 _IN0 = r'[^{}<>\[\]()"\-]|-(?!>)|' + _STR
@@ -59,46 +56,10 @@ def dialect_resources(module: ir.Module) -> str | None:
 
 def skip_balanced(text: str, pos: int) -> int:
     """`text[pos]` is an opening bracket; return the index just past its matching closer."""
-    depth = 0
-    for m in _BRACKET_RE.finditer(text, pos):
-        tok = m.group()
-        if tok in _OPENERS:
-            depth += 1
-        elif tok in ")}]>":
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    raise ParseError(f"unbalanced '{text[pos]}'", offset_location(text, pos))
-
-
-def _scan_item(text: str, pos: int, end: int) -> int:
-    """Index of the first top-level ``,`` or closer at/after `pos` (or `end`)."""
-    depth = 0
-    for m in _BRACKET_RE.finditer(text, pos, end):
-        tok = m.group()
-        if tok in _OPENERS:
-            depth += 1
-        elif tok in ")}]>":
-            if depth == 0:
-                return m.start()
-            depth -= 1
-        elif tok == "," and depth == 0:
-            return m.start()
+    end = matching_bracket_end(text, pos)
+    if end is None:
+        raise ParseError(f"unbalanced '{text[pos]}'", offset_location(text, pos))
     return end
-
-
-def split_top_level(text: str) -> list[str]:
-    """Split on top-level commas (strings, brackets and ``->`` aware)."""
-    parts: list[str] = []
-    pos = 0
-    end = len(text)
-    while pos < end:
-        stop = _scan_item(text, pos, end)
-        item = text[pos:stop].strip()
-        if item:
-            parts.append(item)
-        pos = stop + 1
-    return parts
 
 
 def split_types(text: str) -> list[str]:
@@ -217,7 +178,7 @@ def parse_dict_at(text: str, pos: int, sdy_parser: SdyParser | None) -> tuple[di
                 if fast is not None and text[fast.end()] in ",}":
                     stop = fast.end()
                 else:
-                    stop = _scan_item(text, start, len(text))
+                    stop = scan_item(text, start, len(text))
                 out[key] = convert_attr(text[start:stop].rstrip(), sdy_parser, key)
                 pos = stop
         m = _DICT_SEP_RE.match(text, pos)

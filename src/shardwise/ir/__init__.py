@@ -44,7 +44,12 @@ from shardwise.ir.edit import (
     move_before,
     replace_uses_if,
 )
-from shardwise.ir.funcs import func_arg_attrs, func_result_attrs, func_result_types
+from shardwise.ir.funcs import (
+    func_arg_attrs,
+    func_input_types,
+    func_result_attrs,
+    func_result_types,
+)
 from shardwise.ir.symbols import SymbolTable, symbol_ref, symbol_ref_name
 from shardwise.ir.types import DYNAMIC, OpaqueType, TensorType, Type, parse_type
 from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order
@@ -71,6 +76,7 @@ __all__ = [
     "SHARDING_RULE_ATTR",
     "func_arg_attrs",
     "func_result_attrs",
+    "func_input_types",
     "func_result_types",
     "split_top_level",
     "is_bare_key",

@@ -94,34 +94,61 @@ def unescape_string(body: str) -> str:
     return out.decode("utf-8", errors="surrogateescape")
 
 
+# One token of interest for bracket matching: a string literal, an arrow (not a bracket), `>=`
+# (affine constraints; not a bracket), a bracket, a comma. The one bracket scanner of the
+# package: attribute and type lists, function types, the generic-form parser.
+BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
+_OPENERS = frozenset("<({[")
+
+
+def matching_bracket_end(text: str, pos: int) -> int | None:
+    """`text[pos]` is an opening bracket: the index just past its matching closer (None if
+    it has none)."""
+    depth = 0
+    for m in BRACKET_RE.finditer(text, pos):
+        tok = m.group()
+        if tok in _OPENERS:
+            depth += 1
+        elif tok in ")}]>":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
+def scan_item(text: str, pos: int, end: int) -> int:
+    """Index of the first top-level ``,`` or closer at/after `pos` (or `end`)."""
+    depth = 0
+    for m in BRACKET_RE.finditer(text, pos, end):
+        tok = m.group()
+        if tok in _OPENERS:
+            depth += 1
+        elif tok in ")}]>":
+            if depth == 0:
+                return m.start()
+            depth -= 1
+        elif tok == "," and depth == 0:
+            return m.start()
+    return end
+
+
 def split_top_level(text: str) -> list[str]:
-    """Split on commas that are not nested in brackets or strings (``->`` is not a bracket)."""
+    """Split on top-level commas (strings, brackets and ``->`` aware); empty items dropped."""
     parts: list[str] = []
-    rest: str | None = text.strip()
-    while rest:
-        head, rest = split_first_top_level(rest)
-        parts.append(head)
+    pos = 0
+    end = len(text)
+    while pos < end:
+        stop = scan_item(text, pos, end)
+        item = text[pos:stop].strip()
+        if item:
+            parts.append(item)
+        pos = stop + 1
     return parts
 
 
 def split_first_top_level(text: str) -> tuple[str, str | None]:
-    depth = 0
-    in_str = False
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "<([{":
-            depth += 1
-        elif c in ")]}" or (c == ">" and not (i > 0 and text[i - 1] == "-")):
-            depth -= 1
-        elif c == "," and depth == 0:
-            return text[:i].strip(), text[i + 1 :].strip()
-        i += 1
-    return text.strip(), None
+    """``"a, b, c"`` -> ``("a", "b, c")``; ``("a", None)`` when there is no top-level comma."""
+    stop = scan_item(text, 0, len(text))
+    if stop >= len(text) or text[stop] != ",":
+        return text.strip(), None
+    return text[:stop].strip(), text[stop + 1 :].strip()

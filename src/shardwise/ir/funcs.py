@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Literal, overload
 
-from shardwise.ir.attrs import ArrayAttr, DictAttr, split_top_level
+from shardwise.ir.attrs import ArrayAttr, DictAttr, matching_bracket_end, split_top_level
 from shardwise.ir.core import Op
 from shardwise.ir.types import Type, parse_type
 
@@ -54,24 +54,25 @@ def func_result_attrs(func: Op, index: int, create: bool = False) -> dict[str, A
 
 def func_result_types(func: Op) -> list[Type]:
     """The result types from the ``function_type`` property: ``(a, b) -> (c, d)``."""
-    return list(_result_types_of(str(func.properties["function_type"])))
+    return list(_function_type(str(func.properties["function_type"]))[1])
+
+
+def func_input_types(func: Op) -> list[Type]:
+    """The argument types from the ``function_type`` property (the body may have moved)."""
+    return list(_function_type(str(func.properties["function_type"]))[0])
 
 
 @functools.lru_cache(maxsize=1024)
-def _result_types_of(text: str) -> tuple[Type, ...]:
-    """Scanned once per function type text: passes ask for a func's results per result."""
-    depth = 0
-    arrow = -1
-    for i, c in enumerate(text):
-        if c in "<([{":
-            depth += 1
-        elif c in ">)]}":
-            if not (c == ">" and i > 0 and text[i - 1] == "-"):
-                depth -= 1
-        elif c == "-" and depth == 0 and text.startswith("->", i):
-            arrow = i
-            break
-    results = text[arrow + 2 :].strip()
+def _function_type(text: str) -> tuple[tuple[Type, ...], tuple[Type, ...]]:
+    """``(a, b) -> (c, d)`` -> its input and result types; scanned once per function type text
+    (passes ask for a func's results per result)."""
+    text = text.strip()
+    end = matching_bracket_end(text, 0)
+    assert text.startswith("(") and end is not None, f"not a function type: {text}"
+    results = text[end:].strip()
+    assert results.startswith("->"), f"not a function type: {text}"
+    results = results[2:].strip()
     if results.startswith("(") and results.endswith(")"):
         results = results[1:-1]
-    return tuple(parse_type(t) for t in split_top_level(results))
+    inputs = tuple(parse_type(t) for t in split_top_level(text[1 : end - 1]))
+    return inputs, tuple(parse_type(t) for t in split_top_level(results))

@@ -13,12 +13,10 @@ from shardwise.ir import (
     Module,
     Op,
     TensorType,
-    Type,
     Value,
+    func_input_types,
     ops_in_post_order,
     ops_in_pre_order,
-    parse_type,
-    split_top_level,
     string_attr_value,
 )
 from shardwise.sdy import funcs as func_shardings
@@ -130,20 +128,6 @@ def original_func_name(func: Op) -> str:
 
 def is_static_shaped(value: Value) -> bool:
     return isinstance(value.type, TensorType) and value.type.is_static
-
-
-def func_input_types(func: Op) -> list[Type]:
-    """The argument types from the ``function_type`` property (the body may have moved)."""
-    text = str(func.properties["function_type"]).strip()
-    depth = 0
-    for i, c in enumerate(text):
-        if c in "<([{":
-            depth += 1
-        elif c in ")]}" or (c == ">" and text[i - 1] != "-"):
-            depth -= 1
-            if depth == 0 and c == ")":
-                return [parse_type(t) for t in split_top_level(text[1:i])]
-    return []
 
 
 def func_arg_shardings(module: Module, func: Op) -> TensorShardingPerValue | None:
