@@ -7,7 +7,7 @@ import argparse
 from shardwise.explain.run import explain_module, find_keys, key_type
 from shardwise.explain.text import format_explanation, picture, wants_rich
 from shardwise.io.mlir import load_text, read_text_file
-from shardwise.mesh import Mesh
+from shardwise.sharding import resolve_mesh
 
 __all__ = ["build_parser", "run"]
 
@@ -49,11 +49,6 @@ def run(args: argparse.Namespace) -> int:
         if args.picture:
             mesh = None
             if exp.sharding is not None:
-                ref = exp.sharding.mesh_or_ref
-                mesh = ref if isinstance(ref, Mesh) else module.meshes().get(ref)
-            print(
-                picture(
-                    exp.sharding, key_type(module, key), mesh if isinstance(mesh, Mesh) else None
-                )
-            )
+                mesh = resolve_mesh(exp.sharding, module.meshes())
+            print(picture(exp.sharding, key_type(module, key), mesh))
     return 0

@@ -29,7 +29,7 @@ from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.mesh import Mesh
 from shardwise.names import op_source
 from shardwise.sdy.shardings import get_sharding
-from shardwise.sharding import TensorSharding
+from shardwise.sharding import TensorSharding, resolve_mesh
 
 __all__ = [
     "COLLECTIVES",
@@ -153,9 +153,7 @@ def collective_axes(op: Op) -> list[str]:
 def _mesh_for(module: Module, sharding: TensorSharding | None) -> Mesh | None:
     if sharding is None:
         return None
-    ref = sharding.mesh_or_ref
-    mesh = ref if isinstance(ref, Mesh) else module.meshes().get(ref)
-    return mesh if isinstance(mesh, Mesh) else None
+    return resolve_mesh(sharding, module.meshes())
 
 
 def _time(kind: str, axes: list[str], n: int, nbytes: int, link: LinkModel) -> float:

@@ -16,7 +16,7 @@ from shardwise.errors import UnsupportedError
 from shardwise.ir import DYNAMIC, Block, Op, RawAttr, TensorType, Type, Value
 from shardwise.mesh import Mesh
 from shardwise.sdy.shardings import get_sharding
-from shardwise.sharding import TensorSharding, TensorShardingPerValue
+from shardwise.sharding import TensorSharding, TensorShardingPerValue, resolve_mesh
 
 __all__ = [
     "Conversion",
@@ -37,9 +37,8 @@ def padded_type(type: Type, sharding: TensorSharding | None, meshes: Mapping[str
     """`getPaddedType`: each sharded dim rounded up to a multiple of its shard count."""
     if not isinstance(type, TensorType) or sharding is None or sharding.is_fully_replicated:
         return type
-    ref = sharding.mesh_or_ref
-    mesh = ref if isinstance(ref, Mesh) else meshes.get(ref)
-    if not isinstance(mesh, Mesh):
+    mesh = resolve_mesh(sharding, meshes)
+    if mesh is None:
         return type
     shape = []
     for size, dim in zip(type.shape, sharding.dim_shardings, strict=True):
