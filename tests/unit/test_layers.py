@@ -170,6 +170,9 @@ def test_the_checker_sees_an_upward_import() -> None:
     assert _layer_of("shardwise.propagation.projection") < _layer_of(
         "shardwise.imports.import_func_calls"
     )
+    assert _layer_of("shardwise.export.export_pipeline") < _layer_of(
+        "shardwise.propagation.driver"
+    )  # export passes never import propagation passes
     assert _layer_of("shardwise.imports.import_func_calls") < _layer_of(
         "shardwise.propagation.driver"
     )
