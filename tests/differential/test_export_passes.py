@@ -82,6 +82,7 @@ _PARTITIONER_PASSES = frozenset(
         "sdy-explicit-gather-scatter-batching",
         "sdy-pad-for-divisibility",
         "sdy-resolve-permutation-factors",
+        "sdy-convert-global-to-local",
     }
 )
 

@@ -51,7 +51,7 @@ def _first(text: str, pass_name: str) -> str:
 
 def _main_shardings(text: str) -> list[tuple[str, TensorSharding | None]]:
     """(label, sharding) of every argument and result of the module's @main (or first func)."""
-    module = load_text(text)
+    module = load_text(text, allow_unregistered_dialect=True)  # fuzz modules may hold some
     funcs = module.funcs
     func = next((f for f in funcs if module.symbol_name(f) == "main"), funcs[0])
     out: list[tuple[str, TensorSharding | None]] = []

@@ -533,7 +533,7 @@ def test_models_take_the_fast_path(path: Path) -> None:
 @settings(max_examples=15)
 @given(seed=st.integers(0, 10**6))
 def test_fuzz_modules_print_as_mlir(seed: int) -> None:
-    module = load_text(generate_module(seed))
+    module = load_text(generate_module(seed), allow_unregistered_dialect=True)
     try:
         fast = _pretty(module)
     except pretty_printer.Unsupported:
