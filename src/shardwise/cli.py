@@ -169,13 +169,25 @@ def _cmd_propagate(args: argparse.Namespace) -> int:
     return _transform(args, run, args.pass_spec)
 
 
+def _cmd_passes(_args: argparse.Namespace) -> int:
+    """Every pass of the catalogue with its options (Shardy's spelling) and defaults."""
+    import dataclasses
+
+    for name in passes.pass_names():
+        info = passes.get_pass(name)
+        options = " ".join(
+            f"{f.name.replace('_', '-')}={str(f.default).lower() if isinstance(f.default, bool) else f.default}"
+            for f in dataclasses.fields(info.options_type)
+            if f.default is not dataclasses.MISSING
+        )
+        anchor = "  (on each func.func)" if info.anchor == passes.FUNC else ""
+        print(f"{name}{{{options}}}{anchor}" if options else f"{name}{anchor}")
+    return EXIT_OK
+
+
 def _cmd_rules(args: argparse.Namespace) -> int:
-    try:
-        from shardwise.rules.populate import populate_op_sharding_rules
-    except ImportError:
-        raise ShardwiseError(
-            "sharding rules are not available in this version (shardwise.rules.populate is missing)"
-        ) from None
+    from shardwise.rules.populate import populate_op_sharding_rules
+
     return _transform(
         args,
         lambda module: populate_op_sharding_rules(
@@ -275,11 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_PASS,
         metavar="NAME",
         help=(
-            f"Shardy pass to run, with optional {{option=value ...}} (default {DEFAULT_PASS}; "
-            f"'none' only loads and writes). Known: {', '.join(passes.pass_names())}"
+            f"Shardy pass to run, with optional {{option=value ...}}, a chain 'a,b' or a "
+            "pipeline 'builtin.module(a,func.func(b))' (default "
+            f"{DEFAULT_PASS}; 'none' only loads and writes; `shardwise passes` lists them)"
         ),
     )
     p.set_defaults(run=_cmd_propagate)
+
+    p = sub.add_parser("passes", help="list every pass --pass takes, with its options")
+    p.set_defaults(run=_cmd_passes)
 
     p = sub.add_parser("rules", help="attach every op's sharding rule (sdy.sharding_rule)")
     _add_transform_args(p)

@@ -217,10 +217,34 @@ def pass_names() -> list[str]:
     return sorted(_CATALOGUE)
 
 
+# Where a pass's module is, by the layout's rule "a file per pass, named after it":
+# ``sdy-lift-inlined-meshes`` -> ``imports/lift_inlined_meshes.py`` (or a package of that name).
+# A lookup imports that module alone (a command pays for the passes it runs, not for the whole
+# catalogue); a pass the rule does not find (``canonicalize``, ...) loads the catalogue.
+
+
+def _conventional_modules(name: str) -> list[str]:
+    stem = name.removeprefix("sdy-").replace("-", "_")
+    stems = {stem, stem.replace("_propagate", "_propagation")}
+    return [m for m in _PASS_MODULES if stems & set(m.split(".")[1:])]
+
+
+def _load_by_convention(name: str) -> None:
+    for module_name in _conventional_modules(name):
+        importlib.import_module(module_name)
+        if name in _CATALOGUE:
+            return
+
+
 def get_pass(name: str) -> PassInfo:
     """The pass called `name`; raises `ShardwiseError` naming the known passes."""
-    _load_catalogue()
     info = _CATALOGUE.get(name)
+    if info is None:
+        _load_by_convention(name)
+        info = _CATALOGUE.get(name)
+    if info is None:
+        _load_catalogue()
+        info = _CATALOGUE.get(name)
     if info is None:
         raise ShardwiseError(f"unknown pass '{name}'; known passes: {', '.join(pass_names())}")
     return info

@@ -6,6 +6,7 @@ process. Expected module texts come from the reference (`shardwise.io.reference`
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import io
 import re
@@ -392,3 +393,29 @@ def test_every_module_that_declares_a_pass_is_in_the_catalogue() -> None:
             parts = path.relative_to(package.parent).with_suffix("").parts
             declaring.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     assert declaring == set(cli.passes._PASS_MODULES)
+
+
+def test_a_pass_is_found_in_its_own_module() -> None:
+    """A lookup imports the pass's module by the file-per-pass rule, not the whole catalogue."""
+    cli.passes.pass_names()
+    off_rule = {n for n in cli.passes.pass_names() if not cli.passes._conventional_modules(n)}
+    assert off_rule == {"canonicalize", "none", "sdy-populate-op-sharding-rules"}
+    child = (
+        "import sys; from shardwise import passes; "
+        "passes.get_pass('sdy-lift-inlined-meshes'); "
+        "print(sorted(m for m in sys.modules if m in passes._PASS_MODULES))"
+    )
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    loaded = ast.literal_eval(out.stdout.strip())
+    assert "shardwise.imports.lift_inlined_meshes" in loaded
+    assert all(m.startswith("shardwise.imports.") for m in loaded), loaded  # no export pass
+
+
+def test_passes_command_lists_every_pass_with_its_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["passes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(cli.passes.pass_names())
+    assert "sdy-import-func-calls{add-data-flow-edges-on-named-computations=true}" in lines
+    assert "sdy-drop-sharding-rules  (on each func.func)" in lines
