@@ -482,14 +482,25 @@ class PropagationDriver:
                 owner_op, target, sharding, data_flow.AFTER_EDGE_PROPAGATION
             )
 
-        self.propagate_tensor_shardings(
+        direction = self._direction_for(edge)
+        self.skip.edge_directions[id(edge)] = direction  # as `unsettled`, for the next run
+        if self.propagate_tensor_shardings(
             edge,
             self._value_side(sources),
             _Tensors(edge.results, [current], set_target),
             create_identity_sharding_rule(t, len(sources)),
-            self._direction_for(edge),
+            direction,
             False,
-        )
+        ):
+            self.skip.unsettled.add(id(edge))
+        elif self.skip.unsettled:
+            self.skip.unsettled.discard(id(edge))
+
+    def check_skipped_edge(self, edge: Op) -> None:
+        """`SettledOpSkip.check_skips`: a visit of the skipped `edge` would change nothing."""
+        self._propagate_data_flow_edge(edge)
+        if id(edge) in self.skip.unsettled:
+            raise AssertionError(f"skipped a step that changes {edge.name} at {edge.location}")
 
     def _propagate_func_data_flow_edge(self, edge: Op) -> None:
         t = _static_tensor_type(edge.results[0])
@@ -524,6 +535,8 @@ class PropagationDriver:
         """The direction per factor of one step on `op` (work that does not depend on the
         factor is done once per step)."""
         return self.direction_fn.for_op(op)
+
+    edge_direction = _direction_for  # what `SettledOpSkip` compares for a data-flow edge
 
     def _value_side(
         self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
