@@ -19,6 +19,7 @@ import functools
 import os
 import re
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,11 @@ def _parse(text: str, allow_unregistered_dialect: bool = False) -> Any:
 # costs ~5 ms (loading the dialects), a tenth of a small model's whole run, while everything a
 # context keeps (uniqued attributes and types) lives as long as it does.
 _CONTEXT_USES = 8
-_shared_context: list[Any] = [None, 0]  # the context, and how many parses it has served
+# Per thread, as a context is single-threaded (`_make_context`): the context, and how many
+# parses it has served.
+_shared = threading.local()
+# A forked child (the fuzzer's worker pool) makes its own instead of the parent's copy.
+os.register_at_fork(after_in_child=lambda: _shared.__dict__.clear())
 
 
 def _context_for(text: str) -> Any:
@@ -131,10 +136,10 @@ def _context_for(text: str) -> Any:
     every reparse (``blob`` -> ``blob_1``)."""
     if "dense_resource" in text or "{-#" in text:
         return _make_context()
-    context, uses = _shared_context
+    context, uses = getattr(_shared, "context", None), getattr(_shared, "uses", 0)
     if context is None or uses >= _CONTEXT_USES:
         context, uses = _make_context(), 0
-    _shared_context[:] = [context, uses + 1]
+    _shared.context, _shared.uses = context, uses + 1
     return context
 
 
