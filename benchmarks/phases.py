@@ -14,7 +14,7 @@ import gc
 import statistics
 import time
 
-from shardwise.imports import import_pipeline
+from shardwise.imports.import_pipeline import import_pipeline
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import run_pass
 from shardwise.propagation.options import PropagationOptions

@@ -177,6 +177,48 @@ def test_skips_happen_on_a_deep_model(checked_skips) -> None:
     assert "stablehlo.dot_general" in checked_skips
 
 
+# A loop whose body calls a private function, called twice more outside: the calls become
+# named computations, whose operands feed their block arguments' edges without requeuing them
+# (in the loop, the operand is the while's block argument, its sharding stored in an edge).
+_LOOP_CALLS = """
+module @loop_call {
+  sdy.mesh @mesh = <["a"=2, "b"=2]>
+  func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}, %arg1: tensor<8x8xf32>, %arg2: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}) -> tensor<8x8xf32> {
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %c1 = stablehlo.constant dense<1> : tensor<i32>
+    %c4 = stablehlo.constant dense<4> : tensor<i32>
+    %0:2 = stablehlo.while(%i = %c0, %x = %arg1) : tensor<i32>, tensor<8x8xf32>
+      cond {
+        %p = stablehlo.compare LT, %i, %c4 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %p : tensor<i1>
+      } do {
+        %y = func.call @relu(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+        %z = stablehlo.add %y, %arg0 : tensor<8x8xf32>
+        %i1 = stablehlo.add %i, %c1 : tensor<i32>
+        stablehlo.return %i1, %z : tensor<i32>, tensor<8x8xf32>
+      }
+    %1 = func.call @relu(%0#1) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %2 = stablehlo.dot_general %1, %arg2, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %3 = func.call @relu(%2) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    return %3 : tensor<8x8xf32>
+  }
+  func.func private @relu(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %c = stablehlo.constant dense<0.0> : tensor<8x8xf32>
+    %m = stablehlo.maximum %x, %c : tensor<8x8xf32>
+    return %m : tensor<8x8xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("dedup", [False, True])
+def test_data_flow_edges_are_skipped_when_checked_to_change_nothing(
+    dedup: bool, checked_skips
+) -> None:
+    assert _full(_LOOP_CALLS, dedup) == run_pass(_LOOP_CALLS, _FULL[dedup])
+    assert "sdy.data_flow_edge" in checked_skips
+
+
 @settings(max_examples=15)
 @given(text=import_modules(), dedup=st.booleans())
 def test_random_modules_with_checked_skips_match_reference(text: str, dedup: bool) -> None:

@@ -146,10 +146,37 @@ def convert_attr(text: str, sdy_parser: SdyParser | None, key: str = "") -> Any:
         if value is not None:
             return value
     if key in ("arg_attrs", "res_attrs") and text.startswith("["):
-        return ir.ArrayAttr(
-            [ir.DictAttr(parse_attr_dict(t, sdy_parser)) for t in split_top_level(text[1:-1])]
-        )
+        listed = _dict_list_at(text, 0, sdy_parser)
+        if listed is not None and listed[1] == len(text):
+            return listed[0]
+        dicts = [parse_attr_dict(t, sdy_parser) for t in split_top_level(text[1:-1])]
+        return ir.ArrayAttr([ir.DictAttr(d) for d in dicts])
     return ir.RawAttr(text)
+
+
+_LIST_SEP_RE = re.compile(r"\s*([,\]])\s*")
+
+
+def _dict_list_at(
+    text: str, pos: int, sdy_parser: SdyParser | None
+) -> tuple[ir.ArrayAttr, int] | None:
+    """The ``[{...}, {...}]`` whose ``[`` is at `pos`, read dict after dict, each scanned once
+    (a func's arg attributes: one per argument), and the index past its ``]``; None if an
+    item is not a dictionary."""
+    dicts: list[ir.DictAttr] = []
+    pos = WS_RE.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text.startswith("]", pos):
+        return ir.ArrayAttr(dicts), pos + 1
+    while text.startswith("{", pos):
+        d, pos = parse_dict_at(text, pos, sdy_parser)
+        dicts.append(ir.DictAttr(d))
+        m = _LIST_SEP_RE.match(text, pos)
+        if m is None:
+            return None
+        if m.group(1) == "]":
+            return ir.ArrayAttr(dicts), pos + m.group().index("]") + 1
+        pos = m.end()
+    return None
 
 
 def parse_attr_dict(text: str, sdy_parser: SdyParser | None) -> dict[str, Any]:
@@ -172,15 +199,22 @@ def parse_dict_at(text: str, pos: int, sdy_parser: SdyParser | None) -> tuple[di
                 pos = m.end()
             else:
                 start = m.end()
-                fast = _FAST_VALUE_RE.match(text, start)
-                if fast is None or text[fast.end()] not in ",}":
-                    fast = _NESTED_VALUE_RE.match(text, start)
-                if fast is not None and text[fast.end()] in ",}":
-                    stop = fast.end()
+                listed = None
+                if key in ("arg_attrs", "res_attrs") and text.startswith("[", start):
+                    # Read in place: the bracket scan below would go over it once more.
+                    listed = _dict_list_at(text, start, sdy_parser)
+                if listed is not None:
+                    out[key], pos = listed
                 else:
-                    stop = scan_item(text, start, len(text))
-                out[key] = convert_attr(text[start:stop].rstrip(), sdy_parser, key)
-                pos = stop
+                    fast = _FAST_VALUE_RE.match(text, start)
+                    if fast is None or text[fast.end()] not in ",}":
+                        fast = _NESTED_VALUE_RE.match(text, start)
+                    if fast is not None and text[fast.end()] in ",}":
+                        stop = fast.end()
+                    else:
+                        stop = scan_item(text, start, len(text))
+                    out[key] = convert_attr(text[start:stop].rstrip(), sdy_parser, key)
+                    pos = stop
         m = _DICT_SEP_RE.match(text, pos)
         if m is None:
             raise ParseError("expected ',' or '}' in a dictionary", offset_location(text, pos))

@@ -39,6 +39,12 @@ from shardwise.propagation.factor_propagation import (
 from shardwise.propagation.projection import ShardingProjection
 from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, SettledOpSkip
 from shardwise.propagation.sharding_group_map import ShardingGroupMap
+from shardwise.propagation.step_directions import (
+    DIRECTIONS_BY_MORE_THAN_NAME,
+    StepDirection,
+    barrier_direction,
+    step_directions,
+)
 from shardwise.propagation.worklist import Worklist
 from shardwise.rules.builder import create_identity_sharding_rule
 from shardwise.rules.registry import get_or_create_sharding_rule, has_rule_function
@@ -65,10 +71,6 @@ __all__ = [
     "propagate_any",
     "PropagationDriver",
 ]
-
-
-# The directions of one step: one for every factor, or a function of the factor.
-StepDirection = PropagationDirection | Callable[[int], PropagationDirection]
 
 
 class DirectionFn(Protocol):
@@ -412,13 +414,13 @@ class PropagationDriver:
             self.skip.unsettled.discard(id(op))
 
     def directions(self, op: Op, rule: OpShardingRule) -> tuple:
-        """The direction of every factor of `rule` in a step on `op` (`_step_directions`),
+        """The direction of every factor of `rule` in a step on `op` (`step_directions`),
         looked up by op name and rule when the direction function allows it: the op-priority
         heuristics after the first round read only those, except for the two ops whose
         answer depends on more (a custom call's target, a bitcast's types)."""
         memo_key = self.memo_key(op, rule)
         if memo_key is None:
-            directions = _step_directions(rule, self._direction_for(op))
+            directions = step_directions(rule, self._direction_for(op))
             if self.skip.op_directions is not None:
                 self.skip.op_directions[id(op)] = directions
             return directions
@@ -426,14 +428,14 @@ class PropagationDriver:
         assert memo is not None, "a memo key without a memo"
         memoized = memo.get(memo_key)
         if memoized is None:
-            memoized = memo[memo_key] = _step_directions(rule, self._direction_for(op))
+            memoized = memo[memo_key] = step_directions(rule, self._direction_for(op))
         return memoized
 
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
         """The key of `op`'s directions in `directions_memo`, None if they are not memoized."""
         if (
             self.directions_memo is None
-            or op.name in _DIRECTIONS_BY_MORE_THAN_NAME
+            or op.name in DIRECTIONS_BY_MORE_THAN_NAME
             or op.attributes.get(SHARDING_RULE_ATTR) is not rule  # the heuristics read it
         ):
             return None
@@ -451,7 +453,7 @@ class PropagationDriver:
         t = _static_tensor_type(op.results[0])
         if t is None:
             return
-        direction = PropagationDirection(_barrier_direction(op))
+        direction = PropagationDirection(barrier_direction(op))
         self.propagate_tensor_shardings(
             op,
             self._value_side(op.operands),
@@ -480,14 +482,25 @@ class PropagationDriver:
                 owner_op, target, sharding, data_flow.AFTER_EDGE_PROPAGATION
             )
 
-        self.propagate_tensor_shardings(
+        direction = self._direction_for(edge)
+        self.skip.edge_directions[id(edge)] = direction  # as `unsettled`, for the next run
+        if self.propagate_tensor_shardings(
             edge,
             self._value_side(sources),
             _Tensors(edge.results, [current], set_target),
             create_identity_sharding_rule(t, len(sources)),
-            self._direction_for(edge),
+            direction,
             False,
-        )
+        ):
+            self.skip.unsettled.add(id(edge))
+        elif self.skip.unsettled:
+            self.skip.unsettled.discard(id(edge))
+
+    def check_skipped_edge(self, edge: Op) -> None:
+        """`SettledOpSkip.check_skips`: a visit of the skipped `edge` would change nothing."""
+        self._propagate_data_flow_edge(edge)
+        if id(edge) in self.skip.unsettled:
+            raise AssertionError(f"skipped a step that changes {edge.name} at {edge.location}")
 
     def _propagate_func_data_flow_edge(self, edge: Op) -> None:
         t = _static_tensor_type(edge.results[0])
@@ -522,6 +535,8 @@ class PropagationDriver:
         """The direction per factor of one step on `op` (work that does not depend on the
         factor is done once per step)."""
         return self.direction_fn.for_op(op)
+
+    edge_direction = _direction_for  # what `SettledOpSkip` compares for a data-flow edge
 
     def _value_side(
         self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
@@ -581,7 +596,7 @@ class PropagationDriver:
     ) -> bool:
         # mypy narrows no else branch of `type(...) is tuple` (faster here than `isinstance`).
         directions = (
-            direction if type(direction) is tuple else _step_directions(rule, direction)  # type: ignore[arg-type]
+            direction if type(direction) is tuple else step_directions(rule, direction)  # type: ignore[arg-type]
         )
         if not any(directions) and self.observer is None:
             # Every factor's direction is NONE (blocked, or held back by the op-priority
@@ -671,30 +686,3 @@ class PropagationDriver:
             if notify:
                 self._notify_sharding_modified(member)
         return True
-
-
-# Ops whose op-priority directions depend on more than their name and rule.
-_DIRECTIONS_BY_MORE_THAN_NAME = frozenset({"stablehlo.custom_call", "stablehlo.bitcast_convert"})
-
-
-def _step_directions(rule: OpShardingRule, direction: StepDirection) -> tuple:
-    """The effective direction of every factor of `rule` (NONE for blocked factors)."""
-    if isinstance(direction, PropagationDirection):
-        directions = [direction] * len(rule.factor_sizes)
-    else:
-        directions = [direction(f) for f in range(len(rule.factor_sizes))]
-    for factor in rule.blocked_propagation_factors:
-        directions[factor] = PropagationDirection.NONE
-    return tuple(directions)
-
-
-def _barrier_direction(op: Op) -> int:
-    """`allowed_direction` is printed generically as ``1 : i32``."""
-    text = str(op.get_attr("allowed_direction"))
-    names = {"NONE": 0, "FORWARD": 1, "BACKWARD": 2, "BOTH": 3}
-    head = text.split(":")[0].strip()
-    if head in names:
-        return names[head]
-    if head.startswith("#sdy<propagation_direction"):
-        return names[head.split()[-1].rstrip(">")]
-    return int(head)

@@ -22,7 +22,11 @@ from typing import Protocol
 
 from shardwise.ir import SHARDING_RULE_ATTR, Op, Value
 from shardwise.mesh import Mesh
-from shardwise.propagation.factor_propagation import FactorPropagation, propagate_op_shardings
+from shardwise.propagation.factor_propagation import (
+    FactorPropagation,
+    PropagationDirection,
+    propagate_op_shardings,
+)
 from shardwise.propagation.worklist import Worklist
 from shardwise.rules.registry import has_rule_function
 from shardwise.rules.rule import OpShardingRule
@@ -52,6 +56,10 @@ class SkipHost(Protocol):
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
 
     def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None: ...
+
+    def edge_direction(self, edge: Op) -> object: ...
+
+    def check_skipped_edge(self, edge: Op) -> None: ...
 
 
 class SettledOpSkip:
@@ -95,6 +103,12 @@ class SettledOpSkip:
         self.previous_directions: dict[tuple, tuple] | None = None
         self.previous_op_directions: dict[int, object] | None = None
         self.previous_unsettled: set[int] = set()
+        # The direction of each `sdy.data_flow_edge`'s latest step by op id, in this run or
+        # an earlier one (an edge is skipped only if its direction is the same again). One
+        # dict from run to run: the edges of a module stay the same ops.
+        self.edge_directions: dict[int, object] = (
+            previous.edge_directions if previous is not None else {}
+        )
         if previous is None or previous.unrequeued_write or not vouched:
             return
         memo = previous_memo
@@ -157,7 +171,7 @@ class SettledOpSkip:
                 positions_of_key = by_key.get(key)
                 if positions_of_key is None:
                     by_key[key] = [position]
-                    if key is not _ALWAYS:
+                    if key is not _ALWAYS and key is not _EDGE:
                         firsts[key] = op  # type: ignore[index]
                 else:
                     positions_of_key.append(position)
@@ -174,6 +188,13 @@ class SettledOpSkip:
                         positions.append(position)
             elif previous.get(key) != directions:
                 positions += by_key[key]
+        # A data-flow edge (no rule, a pattern of its own) against its latest step's direction.
+        edge_directions = self.edge_directions
+        for position in by_key.get(_EDGE, ()):
+            edge = seed[position]
+            old = edge_directions.get(id(edge))
+            if type(old) is not PropagationDirection or old != host.edge_direction(edge):
+                positions.append(position)
         index, last = host.worklist._index, len(seed) - 1
         positions += [last - index[i] for i in self.previous_unsettled if i in index]
         return sorted(set(positions))
@@ -188,6 +209,10 @@ class SettledOpSkip:
         if type(rule) is OpShardingRule:
             key = host.memo_key(op, rule)
             return _ALWAYS if key is None else key
+        if op.name == "sdy.data_flow_edge":
+            # A manual computation's edges also read its in/out shardings (the manual axes).
+            owner = data_flow.owning_data_flow_op(op.operands[0])
+            return _ALWAYS if owner is None or owner.name == "sdy.manual_computation" else _EDGE
         if op.name in patterns or has_rule_function(op.name) or SHARDING_RULE_ATTR in op.attributes:
             return _ALWAYS
         return None
@@ -196,6 +221,9 @@ class SettledOpSkip:
         """`check_skips`: a skipped visit would neither erase `op` nor change a sharding."""
         if not any(result.uses for result in op.results) and has_no_memory_effect(op):
             raise AssertionError(f"skipped a dead {op.name} at {op.location}")
+        if op.name == "sdy.data_flow_edge":
+            host.check_skipped_edge(op)
+            return
         rule = op.attributes.get(SHARDING_RULE_ATTR)
         if type(rule) is not OpShardingRule:
             return
@@ -239,6 +267,7 @@ class SettledOpSkip:
         data-flow op's result or block argument without a data-flow edge: the users of the
         other are not requeued).
         """
+        self._note_computation_operand(host, owner)
         defining = owner.defining_op
         if owner is not written or (defining is not None and data_flow.is_data_flow_op(defining)):
             self.unrequeued_write = True
@@ -254,6 +283,27 @@ class SettledOpSkip:
         else:
             self.unsettled.update(readers)
             host.worklist.require(readers)
+
+    def _note_computation_operand(self, host: SkipHost, owner: Value) -> None:
+        """A named/manual computation's operand is the source of its block argument's edge,
+        but a write of it does not requeue that edge (Shardy's `getEdgeOwnerFromSource` names
+        the operand itself): mark the edge `unsettled` so that it is visited. The values
+        whose sharding is `owner`'s: it, and a while's block arguments if it is an edge's."""
+        values = [owner]
+        edge = owner.defining_op
+        if edge is not None and edge.name == "sdy.data_flow_edge":
+            op = data_flow.owning_data_flow_op(edge.operands[0])
+            if op is not None:
+                values += data_flow.non_edge_owner_targets(op, edge.operands[0])
+        for user, index in [use for value in values for use in value.uses]:
+            if user.name in _COMPUTATIONS:
+                edges = [
+                    u
+                    for u, _ in user.regions[0].entry.args[index].uses
+                    if u.name == "sdy.data_flow_edge"
+                ]
+                self.unsettled.update(map(id, edges))
+                host.worklist.require([id(e) for e in edges])
 
     def _plain_readers(self, host: SkipHost, values: Sequence[Value]) -> list[int] | None:
         """The ids of the ops that read the shardings of `values` (their defining ops and
@@ -291,5 +341,9 @@ _NOT_PLAIN_READERS = frozenset(
 
 # `_visit_key` of an op the driver always visits.
 _ALWAYS = object()
+# `_visit_key` of a data-flow edge, visited unless its direction is that of its latest step.
+_EDGE = object()
+# The data-flow ops whose operands feed their block arguments' edges.
+_COMPUTATIONS = frozenset({"sdy.named_computation", "sdy.manual_computation"})
 # `SettledOpSkip.op_directions` of an op whose latest visit found no sharding.
 ANY_DIRECTIONS = object()

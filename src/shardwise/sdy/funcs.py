@@ -81,15 +81,16 @@ def mesh_of(module: Module, sharding: TensorSharding) -> Mesh | None:
 
 def mesh_or_ref_of(module: Module, shardings: Sequence[TensorSharding | None]) -> MeshRef | None:
     """`getMeshOrRef`: the mesh of the first sharding whose mesh is not maximal."""
-    meshes = None  # read once, on the first named mesh (`Module.meshes` scans the module body)
     for sharding in shardings:
         if sharding is None:
             continue
         ref = sharding.mesh_or_ref
         mesh: MeshRef | None = ref
         if not isinstance(ref, Mesh):
-            meshes = module.meshes() if meshes is None else meshes
-            mesh = meshes.get(ref)
+            # The symbol looked up, not `Module.meshes()`: that scans the whole module body,
+            # where the meshes come first (passes call this per func: thousands of funcs).
+            op = module.lookup_symbol(ref)
+            mesh = op.get_attr("mesh") if op is not None and op.name == "sdy.mesh" else None
         if isinstance(mesh, Mesh) and not mesh.is_maximal:
             return sharding.mesh_or_ref
     return None
