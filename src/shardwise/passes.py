@@ -97,6 +97,7 @@ _PASS_MODULES = (
     "shardwise.export.unlabelled_patterns",
     "shardwise.export.update_non_divisible_input_output_shardings",
     "shardwise.export.verify_unreduced_axes",
+    "shardwise.partition",
 )
 
 _CATALOGUE: dict[str, PassInfo] = {}
