@@ -1,16 +1,18 @@
 """``shardwise partition``: a global program with shardings -> the program each device runs.
 
-The chain is the one jaxlib 0.10.2's Shardy accepts, pass for pass (`REFERENCE_CHAIN`, the
+The chain is one jaxlib 0.10.2's Shardy runs, pass for pass (`reference_chain`, in the
 spelling `shardwise.io.reference.run_pass` takes); `partition` calls our implementation of
-each pass directly:
+each pass directly, and prints what the reference prints wherever the reference partitions
+the module:
 
 1. `sdy-propagation-pipeline`: import, propagate, export (every value gets a sharding);
 2. `sdy-insert-explicit-reshards{enable-full-version=true}`: an `sdy.reshard` wherever an
-   op's operands and results do not agree on how its factors are sharded;
+   op's operands and results do not agree on how its factors are sharded, and an
+   `sdy.all_reduce` after an op that sums over a sharded dim;
 3. `sdy-reshard-to-collectives`: each reshard -> `sdy.all_gather`, `all_slice`,
-   `all_to_all`, `collective_permute` (and `sdy.all_reduce` after reductions);
-4. `canonicalize{enable-patterns=sdy-collective}`: fuse and drop collectives (an all-reduce
-   followed by an all-slice becomes a reduce-scatter, identities disappear);
+   `all_to_all`, `collective_permute`;
+4. `canonicalize{enable-patterns=sdy-collective}`, only with ``fuse_collectives``: an
+   all-reduce followed by an all-slice becomes a reduce-scatter;
 5. `sdy-pad-for-divisibility`, only when some value's sharding does not divide its shape;
 6. `sdy-convert-global-to-local`: global types -> per-device types, sdy collectives ->
    StableHLO collectives with explicit replica groups.
@@ -21,65 +23,77 @@ adds which step of the chain stopped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shardwise.errors import ShardwiseError
-from shardwise.export.convert_global_to_local.driver import convert_global_to_local
-from shardwise.export.explicit_reshards.insert_explicit_reshards import insert_explicit_reshards
-from shardwise.export.pad_for_divisibility import pad_for_divisibility
-from shardwise.export.pad_for_divisibility_conversion import padded_type
-from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
-from shardwise.export.unlabelled_patterns import run_canonicalize
 from shardwise.ir import Module
 from shardwise.passes import sdy_pass
-from shardwise.propagation.propagation_pipeline import propagation_pipeline
-from shardwise.sdy.shardings import get_sharding
 
-__all__ = ["REFERENCE_CHAIN", "PAD_STEP", "partition", "needs_padding"]
+__all__ = ["partition", "reference_chain", "needs_padding", "STEPS"]
 
-PAD_STEP = "sdy-pad-for-divisibility"
-
-# The chain as the reference runs it (`run_pass(text, list(REFERENCE_CHAIN))`); `PAD_STEP`
-# goes before the last pass when `needs_padding`.
-REFERENCE_CHAIN = (
+# The passes in order, as the reference spells them; `reference_chain` picks those one module
+# needs. `run_pass(text, reference_chain(...))` runs them in jaxlib's Shardy.
+STEPS = (
     "sdy-propagation-pipeline",
     "sdy-insert-explicit-reshards{enable-full-version=true}",
     "sdy-reshard-to-collectives",
     "canonicalize{enable-patterns=sdy-collective}",
+    "sdy-pad-for-divisibility",
     "sdy-convert-global-to-local",
 )
+_CANONICALIZE, _PAD = 3, 4
 
-_STEPS = (
-    "sdy-propagation-pipeline",
-    "sdy-insert-explicit-reshards",
-    "sdy-reshard-to-collectives",
-    "canonicalize",
-    PAD_STEP,
-    "sdy-convert-global-to-local",
-)
+
+def reference_chain(fuse_collectives: bool = False, pad: bool = False) -> list[str]:
+    """The chain `partition` runs, in the reference's spelling (see `partition`)."""
+    skip = {i for i, on in ((_CANONICALIZE, fuse_collectives), (_PAD, pad)) if not on}
+    return [step for i, step in enumerate(STEPS) if i not in skip]
 
 
 @sdy_pass("shardwise-partition")
-def partition(module: Module) -> None:
-    """The whole chain on `module`, in place: global types in, per-device types out."""
+def partition(module: Module, fuse_collectives: bool = False) -> None:
+    """The whole chain on `module`, in place: global types in, per-device types out.
+
+    `fuse_collectives` runs ``canonicalize{enable-patterns=sdy-collective}`` after
+    reshard-to-collectives (an all-reduce then an all-slice -> one reduce-scatter). The
+    0.10.2 global-to-local cannot lower a sharded contracting dot whose all-reduce was fused,
+    so it is off by default: the plain chain partitions more programs. Padding runs only
+    when some value's sharding does not divide its shape (`needs_padding`).
+    """
+    # Imported here: the command line loads this module, not the whole engine.
+    from shardwise.export.convert_global_to_local.driver import convert_global_to_local
+    from shardwise.export.explicit_reshards.insert_explicit_reshards import (
+        insert_explicit_reshards,
+    )
+    from shardwise.export.pad_for_divisibility import pad_for_divisibility
+    from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
+    from shardwise.export.unlabelled_patterns import run_canonicalize
+    from shardwise.propagation.propagation_pipeline import propagation_pipeline
+
     _step(0, propagation_pipeline, module)
     _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
     _step(2, reshard_to_collectives, module)
-    _step(3, lambda m: run_canonicalize(m, enable_patterns="sdy-collective"), module)
+    if fuse_collectives:
+        _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
-        _step(4, pad_for_divisibility, module)
+        _step(_PAD, pad_for_divisibility, module)
     _step(5, convert_global_to_local, module)
 
 
-def _step(index: int, run, module: Module) -> None:
+def _step(index: int, run: Callable[[Module], None], module: Module) -> None:
     try:
         run(module)
     except ShardwiseError as e:
-        note = f"while partitioning, in step {index + 1} of 6 ({_STEPS[index]})"
-        e.notes = (*e.notes, note)
+        name = STEPS[index].split("{")[0]
+        e.notes = (*e.notes, f"while partitioning, in {name} (step {index + 1} of the chain)")
         raise
 
 
 def needs_padding(module: Module) -> bool:
     """Whether a value's sharding does not divide its shape (then padding is needed)."""
+    from shardwise.export.pad_for_divisibility_conversion import padded_type
+    from shardwise.sdy.shardings import get_sharding
+
     meshes = module.meshes()
     for op in module.walk():
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
