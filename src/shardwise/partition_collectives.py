@@ -56,7 +56,9 @@ def source_ops(module: Module) -> dict[tuple[int, int], str]:
     return found
 
 
-def collectives(module: Module, sources: dict[tuple[int, int], str] | None = None) -> list[Collective]:
+def collectives(
+    module: Module, sources: dict[tuple[int, int], str] | None = None
+) -> list[Collective]:
     """The collectives of the per-device `module`, in program order."""
     found = []
     for op in module.walk():
