@@ -77,6 +77,7 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
         _step(_PAD, pad_for_divisibility, module)
+    _step(5, _check_before_conversion, module)
     _step(5, convert_global_to_local, module)
 
 
@@ -87,6 +88,41 @@ def _step(index: int, run: Callable[[Module], None], module: Module) -> None:
         name = STEPS[index].split("{")[0]
         e.notes = (*e.notes, f"while partitioning, in {name} (step {index + 1} of the chain)")
         raise
+
+
+def _check_before_conversion(module: Module) -> None:
+    """Reject what the 0.10.2 global-to-local would convert into a wrong program.
+
+    A ``stablehlo.pad`` along a sharded dim: converted as it is, every device pads its own
+    shard, so the shards shift (the global pad moves data between devices). Shardy's
+    padding makes such pads where the input of an all-slice is sharded on a sub-axis.
+    """
+    from shardwise.rules.stablehlo_attrs import parse_i64_array
+    from shardwise.sdy.shardings import get_sharding
+
+    for op in module.walk():
+        if op.name != "stablehlo.pad":
+            continue
+        sharding = get_sharding(op.results[0]) or get_sharding(op.operands[0])
+        if sharding is None:
+            continue
+        pads = zip(*(parse_i64_array(op.properties[k]) for k in _PAD_ATTRS), strict=True)
+        for dim, (amounts, dim_sharding) in enumerate(
+            zip(pads, sharding.dim_shardings, strict=True)
+        ):
+            if any(amounts) and dim_sharding.axes:
+                axes = ", ".join(str(a) for a in dim_sharding.axes)
+                raise ShardwiseError(
+                    f"'stablehlo.pad' pads dimension {dim}, which is sharded on {axes}: in the "
+                    "per-device program each device would pad its own shard, and the shards "
+                    "would shift (jaxlib 0.10.2's sdy-convert-global-to-local converts it so, "
+                    "into a wrong program); shard that dimension so that its size divides, or "
+                    "replicate it before the pad",
+                    op.location,
+                )
+
+
+_PAD_ATTRS = ("edge_padding_low", "edge_padding_high", "interior_padding")
 
 
 def needs_padding(module: Module) -> bool:
