@@ -68,6 +68,26 @@ func.func @main(
 """
 )
 
+# Elementwise ops through two layouts: an all-to-all, then all-gathers to the results.
+ELEMENTWISE_LAYOUTS = (
+    MESH_2X4
+    + """
+func.func @main(
+    %a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>},
+    %b: tensor<8x16xf32>)
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+        tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}) {
+  %0 = stablehlo.add %a, %b : tensor<8x16xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x16xf32>
+  %2 = sdy.sharding_constraint %1 <@mesh, [{"data", "model"}, {}]> : tensor<8x16xf32>
+  %3 = stablehlo.exponential %2 : tensor<8x16xf32>
+  %4 = stablehlo.multiply %3, %3 : tensor<8x16xf32>
+  %5 = stablehlo.negate %1 : tensor<8x16xf32>
+  return %4, %5 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+"""
+)
+
 # 6 rows on 4 devices: padded to 8 (the reference's global-to-local aborts without padding).
 PAD_ELEMENTWISE = """sdy.mesh @mesh = <["x"=4]>
 func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {
@@ -117,11 +137,26 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 }
 """
 
+# The corpus models (tests/models/data) the reference partitions; the rest it rejects (calls
+# of sharded funcs, while loops carrying sharded values, partial slices of sharded dims, chlo
+# ops, ...).
+CORPUS_PARTITIONED = (
+    "cond.mlir",
+    "mlp_fwd_dp.mlir",
+    "mlp_fwd_tp.mlir",
+    "mlp_train.mlir",
+    "remat_train.mlir",
+    "shard_alike.mlir",
+    "shard_map_collectives.mlir",
+    "with_sharding_constraint.mlir",
+)
+
 # name -> (program, fuse_collectives)
 HAND = {
     "matmul_tp": (MATMUL_TP, False),
     "mlp_dp": (MLP_DP, False),
     "elementwise_chain": (ELEMENTWISE_CHAIN, False),
+    "elementwise_layouts": (ELEMENTWISE_LAYOUTS, False),
     "pad_elementwise": (PAD_ELEMENTWISE, False),
     "pad_dot": (PAD_DOT, False),
     "reduce_scatter_fused": (REDUCE_SCATTER, True),

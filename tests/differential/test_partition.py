@@ -22,23 +22,17 @@ from shardwise.fuzz.worker import ReferenceWorker
 from shardwise.io.mlir import load_text, write_text
 from shardwise.partition import partition, reference_chain
 from shardwise.passes import run_pass
-from tests.differential.partition_programs import DOT_RESHARDED, HAND, MATMUL_TP
+from tests.differential.partition_programs import (
+    CORPUS_PARTITIONED,
+    DOT_RESHARDED,
+    HAND,
+    MATMUL_TP,
+)
 
 _DATA = Path(__file__).parent.parent / "models" / "data"
 MODELS = sorted(p.name for p in _DATA.glob("*.mlir"))
 
-# The corpus models the reference partitions (the rest it rejects: calls of sharded funcs,
-# while loops carrying sharded values, partial slices of sharded dims, chlo ops, ...).
-PARTITIONED = {
-    "cond.mlir",
-    "mlp_fwd_dp.mlir",
-    "mlp_fwd_tp.mlir",
-    "mlp_train.mlir",
-    "remat_train.mlir",
-    "shard_alike.mlir",
-    "shard_map_collectives.mlir",
-    "with_sharding_constraint.mlir",
-}
+PARTITIONED = set(CORPUS_PARTITIONED)
 # Hand programs whose sharding does not divide a dim: the reference aborts without padding.
 NEEDS_PADDING = {"pad_elementwise", "pad_dot"}
 # Programs the reference partitions into a wrong program (tests/check/test_partition_check.py
