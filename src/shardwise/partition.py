@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shardwise.errors import ShardwiseError
-from shardwise.ir import Module
+from shardwise.ir import Module, Op
 from shardwise.passes import sdy_pass
+from shardwise.sharding import TensorSharding
 
 __all__ = ["partition", "reference_chain", "needs_padding", "STEPS"]
 
@@ -96,11 +97,19 @@ def _check_before_conversion(module: Module) -> None:
     A ``stablehlo.pad`` along a sharded dim: converted as it is, every device pads its own
     shard, so the shards shift (the global pad moves data between devices). Shardy's
     padding makes such pads where the input of an all-slice is sharded on a sub-axis.
+
+    An ``sdy.collective_permute`` from or to a sharding with a sub-axis: the pairs the
+    conversion computes give devices the wrong tiles. Measured with `shardwise check` on
+    every reshard of one tensor between shardings of whole axes on 2x4, 4x2 and 2x2x2 meshes
+    that makes a permute: the 40 permutes over sub-axes all compute wrong values, the 414
+    others all compute right ones.
     """
     from shardwise.rules.stablehlo_attrs import parse_i64_array
     from shardwise.sdy.shardings import get_sharding
 
     for op in module.walk():
+        if op.name == "sdy.collective_permute":
+            _check_permute(op, get_sharding(op.operands[0]), get_sharding(op.results[0]))
         if op.name != "stablehlo.pad":
             continue
         sharding = get_sharding(op.results[0]) or get_sharding(op.operands[0])
@@ -120,6 +129,22 @@ def _check_before_conversion(module: Module) -> None:
                     "replicate it before the pad",
                     op.location,
                 )
+
+
+def _check_permute(op: Op, source: TensorSharding | None, target: TensorSharding | None) -> None:
+    for sharding in (source, target):
+        if sharding is None:
+            continue
+        subs = [a for d in sharding.dim_shardings for a in d.axes if a.sub_axis_info is not None]
+        if subs:
+            raise ShardwiseError(
+                f"'sdy.collective_permute' from {source} to {target} moves tiles of the "
+                f"sub-axis {subs[0]}: jaxlib 0.10.2's sdy-convert-global-to-local lowers such "
+                "a permute with source-target pairs that give devices the wrong tiles (a wrong "
+                "program); reshard through whole axes instead (an sdy.sharding_constraint on "
+                "a sharding without this split), or give the per-device program yourself",
+                op.location,
+            )
 
 
 _PAD_ATTRS = ("edge_padding_low", "edge_padding_high", "interior_padding")

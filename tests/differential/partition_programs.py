@@ -137,6 +137,24 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 }
 """
 
+
+def reshard(mesh: str, source: str, target: str) -> str:
+    """One tensor from `source` to `target` (a negate between): a reshard and nothing else."""
+    return f"""sdy.mesh @mesh = {mesh}
+func.func @main(%arg0: tensor<16x16xf32> {{sdy.sharding = #sdy.sharding<@mesh, {source}>}})
+    -> (tensor<16x16xf32> {{sdy.sharding = #sdy.sharding<@mesh, {target}>}}) {{
+  %0 = stablehlo.negate %arg0 : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}}
+"""
+
+
+MESH_2X2X2 = '<["a"=2, "b"=2, "c"=2]>'
+# Collective permutes between whole axes (the 0.10.2 lowering is right for them).
+PERMUTE_WHOLE_AXES = reshard(MESH_2X2X2, '[{"b", "a"}, {"c"}]', '[{"c"}, {"a", "b"}]')
+# A permute over sub-axes: [{}, {"a", "b":(1)2}] -> [{}, {"b"}] on a 2x4 mesh.
+PERMUTE_SUB_AXES = reshard('<["a"=2, "b"=4]>', '[{}, {"a"}]', '[{}, {"b"}]')
+
 # The corpus models (tests/models/data) the reference partitions; the rest it rejects (calls
 # of sharded funcs, while loops carrying sharded values, partial slices of sharded dims, chlo
 # ops, ...).
@@ -162,4 +180,6 @@ HAND = {
     "reduce_scatter_fused": (REDUCE_SCATTER, True),
     "reduce_scatter": (REDUCE_SCATTER, False),
     "dot_resharded": (DOT_RESHARDED, False),
+    "permute_whole_axes": (PERMUTE_WHOLE_AXES, False),
+    "permute_sub_axes": (PERMUTE_SUB_AXES, False),
 }

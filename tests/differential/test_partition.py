@@ -38,7 +38,9 @@ NEEDS_PADDING = {"pad_elementwise", "pad_dot"}
 # Programs the reference partitions into a wrong program (tests/check/test_partition_check.py
 # runs them): ours stops with an error naming the op instead.
 REFERENCE_WRONG = {
-    "pad_dot": "'stablehlo.pad' pads dimension 1, which is sharded on \"x\":\\(1\\)2"
+    "pad_dot": "'stablehlo.pad' pads dimension 1, which is sharded on \"x\":\\(1\\)2",
+    "elementwise_chain": "'sdy.collective_permute' from .* moves tiles of the sub-axis",
+    "permute_sub_axes": "'sdy.collective_permute' from .* moves tiles of the sub-axis \"b\"",
 }
 
 
@@ -155,22 +157,27 @@ def test_cli_writes_the_program_and_the_collectives(worker: ReferenceWorker, tmp
     assert reduce["operand_bytes"] == reduce["result_bytes"] == 8 * 32 * 4
 
 
-def test_cli_lists_permutes_and_all_to_alls(tmp_path) -> None:
-    text, _ = HAND["elementwise_chain"]
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("permute_whole_axes", ["collective_permute", "all_to_all"]),
+        ("elementwise_layouts", ["all_to_all", "all_gather", "all_gather"]),
+    ],
+)
+def test_cli_lists_permutes_and_all_to_alls(tmp_path, name, kinds) -> None:
+    text, _ = HAND[name]
     src, js = tmp_path / "e.mlir", tmp_path / "p.json"
     src.write_text(text)
     assert cli.main(["partition", str(src), "-o", str(tmp_path / "o.mlir"), "--json", str(js)]) == 0
     local = (tmp_path / "o.mlir").read_text()
     listed = json.loads(js.read_text())["collectives"]
-    kinds = [c["kind"] for c in listed]
-    assert sorted(set(kinds)) == ["all_gather", "all_to_all", "collective_permute"]
-    assert [(c["kind"], c["replica_groups"]) for c in listed if c["replica_groups"]] == _groups_in(
-        local
-    )
-    (permute,) = [c for c in listed if c["kind"] == "collective_permute"]
-    pairs = re.search(r"source_target_pairs = dense<(.*?)>", local)
-    assert pairs is not None and permute["source_target_pairs"] == json.loads(pairs.group(1))
-    assert all(c["source_op"] for c in listed)
+    assert [c["kind"] for c in listed] == kinds
+    with_groups = [(c["kind"], c["replica_groups"]) for c in listed if c["replica_groups"]]
+    assert with_groups == _groups_in(local)
+    for permute in (c for c in listed if c["kind"] == "collective_permute"):
+        pairs = re.search(r"source_target_pairs = dense<(.*?)>", local)
+        assert pairs is not None and permute["source_target_pairs"] == json.loads(pairs.group(1))
+    assert all(c["source_op"] and c["location"].startswith(f"{src}:") for c in listed)
 
 
 def test_cli_error_names_the_op(tmp_path, capsys) -> None:
