@@ -5,6 +5,8 @@
     module.propagate()                              # sdy-propagation-pipeline by default
     print(module.sharding_of("main:arg0"))
     module.write("model.sharded.mlir")
+    local = module.partition()                      # the per-device program
+    assert module.check().equal                     # run both with XLA, compare
 
 `from_jax` lowers a JAX function without running it (an abstract mesh, no devices needed);
 `to_partition_spec` / `from_partition_spec` convert between our `TensorSharding` and JAX's
@@ -68,6 +70,54 @@ class ShardedModule:
         run_pass(self.ir, spec)
         self.propagated = True
         return self
+
+    # -- partitioning -----------------------------------------------------------------------
+
+    def partition(self, fuse_collectives: bool = False) -> ShardedModule:
+        """The per-device program (`shardwise.partition`), as a new module; this one stays.
+
+        Raises a `ShardwiseError` naming the op where a pass of the chain cannot partition.
+        """
+        from shardwise.io.mlir import load_text
+        from shardwise.partition import partition
+
+        text = self.text
+        module = load_text(text, self.ir.op.location.file)
+        partition(module, fuse_collectives=fuse_collectives)
+        return ShardedModule(module, source=None, propagated=True)
+
+    def collectives(self) -> list[Any]:
+        """The StableHLO collectives of a per-device program (`partition_collectives`)."""
+        from shardwise.partition_collectives import collectives
+
+        return collectives(self.ir)
+
+    def check(
+        self,
+        partitioned: ShardedModule | str | None = None,
+        seed: int = 0,
+        devices: int | None = None,
+        executor: Any = None,
+    ) -> Any:
+        """Run the per-device program on simulated devices and this one on one; compare.
+
+        `partitioned` defaults to `self.partition()`. Returns a `shardwise.check.CheckResult`
+        (``.equal``, per-result errors, the first diverging op); see docs/check.md.
+        """
+        from shardwise.check import check
+
+        local = self.partition() if partitioned is None else partitioned
+        local_text = local.text if isinstance(local, ShardedModule) else local
+        name = self.ir.op.location.file
+        return check(
+            self.text,
+            local_text,
+            seed=seed,
+            devices=devices,
+            executor=executor,
+            global_name=name,
+            local_name=f"{name} (partitioned)",
+        )
 
     # -- explanations -----------------------------------------------------------------------
 

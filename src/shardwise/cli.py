@@ -216,6 +216,28 @@ def _cmd_export_hlo(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_partition(args: argparse.Namespace) -> int:
+    """The per-device program (`shardwise.partition`), and with --json its collectives."""
+    import json
+
+    from shardwise.io.mlir import write_text_file
+    from shardwise.partition import partition
+    from shardwise.partition_collectives import collectives, source_ops, to_json
+
+    listed: list[dict[str, object]] = []
+
+    def run(module: Module) -> None:
+        sources = source_ops(module)
+        partition(module, fuse_collectives=args.fuse_collectives)
+        listed.append(to_json(collectives(module, sources)))
+
+    status = _transform(args, run, "shardwise-partition")
+    if args.json and listed:
+        data = listed[0] if len(listed) == 1 else listed
+        write_text_file(args.json, json.dumps(data, indent=2) + "\n")
+    return status
+
+
 def _cmd_import_hlo(args: argparse.Namespace) -> int:
     from shardwise.syntax import parse_mesh
     from shardwise.xla.hlo_module import import_module_from_hlo
@@ -325,6 +347,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mesh", required=True, help='the device mesh, e.g. \'<["x"=2, "y"=4]>\'')
     p.add_argument("--mesh-name", default="mesh", help="symbol of the mesh (default: mesh)")
     p.set_defaults(run=_cmd_import_hlo)
+
+    p = sub.add_parser("partition", help="the per-device program: local shapes and collectives")
+    _add_transform_args(p)
+    p.add_argument("--json", metavar="P.json", help="also list every collective as JSON")
+    p.add_argument(
+        "--fuse-collectives",
+        action="store_true",
+        help="canonicalize{enable-patterns=sdy-collective} first (all-reduce + slice -> "
+        "reduce-scatter; the 0.10.2 global-to-local cannot lower it after a sharded dot)",
+    )
+    p.set_defaults(run=_cmd_partition)
 
     p = sub.add_parser("check", help="run the partitioned program on simulated devices, compare")
     check_cli.build_parser(p)

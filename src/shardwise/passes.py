@@ -97,6 +97,7 @@ _PASS_MODULES = (
     "shardwise.export.unlabelled_patterns",
     "shardwise.export.update_non_divisible_input_output_shardings",
     "shardwise.export.verify_unreduced_axes",
+    "shardwise.partition",
 )
 
 _CATALOGUE: dict[str, PassInfo] = {}
@@ -224,7 +225,7 @@ def pass_names() -> list[str]:
 
 
 def _conventional_modules(name: str) -> list[str]:
-    stem = name.removeprefix("sdy-").replace("-", "_")
+    stem = name.removeprefix("sdy-").removeprefix("shardwise-").replace("-", "_")
     stems = {stem, stem.replace("_propagate", "_propagation")}
     return [m for m in _PASS_MODULES if stems & set(m.split(".")[1:])]
 

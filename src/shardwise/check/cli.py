@@ -10,22 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from shardwise import passes
-from shardwise.errors import ShardwiseError, UnsupportedError
+from shardwise.errors import UnsupportedError
 from shardwise.io.mlir import load_text, read_text_file, write_text
+from shardwise.partition import reference_chain
 
 __all__ = ["build_parser", "run", "PARTITION_CHAIN", "EXIT_EQUAL", "EXIT_DIFFER", "EXIT_CANNOT_RUN"]
 
 EXIT_EQUAL, EXIT_DIFFER, EXIT_CANNOT_RUN = 0, 1, 2
 
-# What `shardwise` runs to partition IN.mlir when no --partitioned file is given; the same
-# chain, run by the reference, makes the local programs of the tests.
-PARTITION_CHAIN = (
-    "sdy-propagation-pipeline",
-    "sdy-insert-explicit-reshards{enable-full-version=true}",
-    "sdy-reshard-to-collectives",
-    "sdy-convert-global-to-local",
-)
+# What `shardwise` runs to partition IN.mlir when no --partitioned file is given
+# (`shardwise.partition.partition`, our implementation of each pass); the same chain, run by
+# the reference, makes the local programs of the tests.
+PARTITION_CHAIN = tuple(reference_chain())
 
 
 def build_parser(p: argparse.ArgumentParser) -> None:
@@ -41,15 +37,10 @@ def build_parser(p: argparse.ArgumentParser) -> None:
 
 def partition(text: str, filename: str) -> tuple[str, str]:
     """IN.mlir partitioned by shardwise's own passes: (local text, name shown in messages)."""
-    missing = [spec for spec in PARTITION_CHAIN if spec.split("{")[0] not in passes.pass_names()]
-    if missing:
-        raise ShardwiseError(
-            f"the partition pass is not available yet ({', '.join(missing)} missing); "
-            "give the per-device program with --partitioned LOCAL.mlir"
-        )
+    from shardwise.partition import partition as partition_module
+
     module = load_text(text, filename)
-    for spec in PARTITION_CHAIN:
-        passes.run_pass(module, spec)
+    partition_module(module)
     return write_text(module), f"{filename} (partitioned by shardwise)"
 
 

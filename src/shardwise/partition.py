@@ -1,0 +1,165 @@
+"""``shardwise partition``: a global program with shardings -> the program each device runs.
+
+The chain is one jaxlib 0.10.2's Shardy runs, pass for pass (`reference_chain`, in the
+spelling `shardwise.io.reference.run_pass` takes); `partition` calls our implementation of
+each pass directly, and prints what the reference prints wherever the reference partitions
+the module:
+
+1. `sdy-propagation-pipeline`: import, propagate, export (every value gets a sharding);
+2. `sdy-insert-explicit-reshards{enable-full-version=true}`: an `sdy.reshard` wherever an
+   op's operands and results do not agree on how its factors are sharded, and an
+   `sdy.all_reduce` after an op that sums over a sharded dim;
+3. `sdy-reshard-to-collectives`: each reshard -> `sdy.all_gather`, `all_slice`,
+   `all_to_all`, `collective_permute`;
+4. `canonicalize{enable-patterns=sdy-collective}`, only with ``fuse_collectives``: an
+   all-reduce followed by an all-slice becomes a reduce-scatter;
+5. `sdy-pad-for-divisibility`, only when some value's sharding does not divide its shape;
+6. `sdy-convert-global-to-local`: global types -> per-device types, sdy collectives ->
+   StableHLO collectives with explicit replica groups.
+
+A pass that cannot handle a construct raises a `ShardwiseError` naming the op; `partition`
+adds which step of the chain stopped. Before step 6 it also rejects the two constructs the
+0.10.2 global-to-local converts into a wrong program (`_check_before_conversion`), so that
+no program it writes is silently wrong where the reference's would be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shardwise.errors import ShardwiseError
+from shardwise.ir import Module, Op
+from shardwise.passes import sdy_pass
+from shardwise.sharding import TensorSharding
+
+__all__ = ["partition", "reference_chain", "needs_padding", "STEPS"]
+
+# The passes in order, as the reference spells them; `reference_chain` picks those one module
+# needs. `run_pass(text, reference_chain(...))` runs them in jaxlib's Shardy.
+STEPS = (
+    "sdy-propagation-pipeline",
+    "sdy-insert-explicit-reshards{enable-full-version=true}",
+    "sdy-reshard-to-collectives",
+    "canonicalize{enable-patterns=sdy-collective}",
+    "sdy-pad-for-divisibility",
+    "sdy-convert-global-to-local",
+)
+_CANONICALIZE, _PAD = 3, 4
+
+
+def reference_chain(fuse_collectives: bool = False, pad: bool = False) -> list[str]:
+    """The chain `partition` runs, in the reference's spelling (see `partition`)."""
+    skip = {i for i, on in ((_CANONICALIZE, fuse_collectives), (_PAD, pad)) if not on}
+    return [step for i, step in enumerate(STEPS) if i not in skip]
+
+
+@sdy_pass("shardwise-partition")
+def partition(module: Module, fuse_collectives: bool = False) -> None:
+    """The whole chain on `module`, in place: global types in, per-device types out.
+
+    `fuse_collectives` runs ``canonicalize{enable-patterns=sdy-collective}`` after
+    reshard-to-collectives (an all-reduce then an all-slice -> one reduce-scatter). The
+    0.10.2 global-to-local cannot lower a sharded contracting dot whose all-reduce was fused,
+    so it is off by default: the plain chain partitions more programs. Padding runs only
+    when some value's sharding does not divide its shape (`needs_padding`).
+    """
+    # Imported here: the command line loads this module, not the whole engine.
+    from shardwise.export.convert_global_to_local.driver import convert_global_to_local
+    from shardwise.export.explicit_reshards.insert_explicit_reshards import (
+        insert_explicit_reshards,
+    )
+    from shardwise.export.pad_for_divisibility import pad_for_divisibility
+    from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
+    from shardwise.export.unlabelled_patterns import run_canonicalize
+    from shardwise.propagation.propagation_pipeline import propagation_pipeline
+
+    _step(0, propagation_pipeline, module)
+    _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
+    _step(2, reshard_to_collectives, module)
+    if fuse_collectives:
+        _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
+    if needs_padding(module):
+        _step(_PAD, pad_for_divisibility, module)
+    _step(5, _check_before_conversion, module)
+    _step(5, convert_global_to_local, module)
+
+
+def _step(index: int, run: Callable[[Module], None], module: Module) -> None:
+    try:
+        run(module)
+    except ShardwiseError as e:
+        name = STEPS[index].split("{")[0]
+        e.notes = (*e.notes, f"while partitioning, in {name} (step {index + 1} of the chain)")
+        raise
+
+
+def _check_before_conversion(module: Module) -> None:
+    """Reject what the 0.10.2 global-to-local would convert into a wrong program.
+
+    A ``stablehlo.pad`` along a sharded dim: converted as it is, every device pads its own
+    shard, so the shards shift (the global pad moves data between devices). Shardy's
+    padding makes such pads where the input of an all-slice is sharded on a sub-axis.
+
+    An ``sdy.collective_permute`` from or to a sharding with a sub-axis: the pairs the
+    conversion computes give devices the wrong tiles. Measured with `shardwise check` on
+    every reshard of one tensor between shardings of whole axes on 2x4, 4x2 and 2x2x2 meshes
+    that makes a permute: the 40 permutes over sub-axes all compute wrong values, the 414
+    others all compute right ones.
+    """
+    from shardwise.rules.stablehlo_attrs import parse_i64_array
+    from shardwise.sdy.shardings import get_sharding
+
+    for op in module.walk():
+        if op.name == "sdy.collective_permute":
+            _check_permute(op, get_sharding(op.operands[0]), get_sharding(op.results[0]))
+        if op.name != "stablehlo.pad":
+            continue
+        sharding = get_sharding(op.results[0]) or get_sharding(op.operands[0])
+        if sharding is None:
+            continue
+        pads = zip(*(parse_i64_array(op.properties[k]) for k in _PAD_ATTRS), strict=True)
+        for dim, (amounts, dim_sharding) in enumerate(
+            zip(pads, sharding.dim_shardings, strict=True)
+        ):
+            if any(amounts) and dim_sharding.axes:
+                axes = ", ".join(str(a) for a in dim_sharding.axes)
+                raise ShardwiseError(
+                    f"'stablehlo.pad' pads dimension {dim}, which is sharded on {axes}: in the "
+                    "per-device program each device would pad its own shard, and the shards "
+                    "would shift (jaxlib 0.10.2's sdy-convert-global-to-local converts it so, "
+                    "into a wrong program); shard that dimension so that its size divides, or "
+                    "replicate it before the pad",
+                    op.location,
+                )
+
+
+def _check_permute(op: Op, source: TensorSharding | None, target: TensorSharding | None) -> None:
+    for sharding in (source, target):
+        if sharding is None:
+            continue
+        subs = [a for d in sharding.dim_shardings for a in d.axes if a.sub_axis_info is not None]
+        if subs:
+            raise ShardwiseError(
+                f"'sdy.collective_permute' from {source} to {target} moves tiles of the "
+                f"sub-axis {subs[0]}: jaxlib 0.10.2's sdy-convert-global-to-local lowers such "
+                "a permute with source-target pairs that give devices the wrong tiles (a wrong "
+                "program); reshard through whole axes instead (an sdy.sharding_constraint on "
+                "a sharding without this split), or give the per-device program yourself",
+                op.location,
+            )
+
+
+_PAD_ATTRS = ("edge_padding_low", "edge_padding_high", "interior_padding")
+
+
+def needs_padding(module: Module) -> bool:
+    """Whether a value's sharding does not divide its shape (then padding is needed)."""
+    from shardwise.export.pad_for_divisibility_conversion import padded_type
+    from shardwise.sdy.shardings import get_sharding
+
+    meshes = module.meshes()
+    for op in module.walk():
+        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+            if padded_type(value.type, get_sharding(value), meshes) != value.type:
+                return True
+    return False
