@@ -3,12 +3,12 @@ primitive and Python line it came from (`where`), and the origin of an axis (`or
 
 from __future__ import annotations
 
-from shardwise.explain.provenance import Origin
+from shardwise.explain.provenance import Blocked, Origin
 from shardwise.explain.run import Explained, key_name
-from shardwise.ir import Op, Value
+from shardwise.ir import Module, Op, Value
 from shardwise.names import op_source
 
-__all__ = ["where", "value_where", "origin_line"]
+__all__ = ["where", "value_where", "origin_line", "stopped_json"]
 
 
 def where(op: Op | None) -> str:
@@ -34,3 +34,20 @@ def value_where(key) -> str:
     if isinstance(key, Value) and key.defining_op is not None:
         return f" ({where(key.defining_op)})"
     return ""
+
+
+def stopped_json(module: Module, blocked: list[Blocked]) -> list[dict[str, object]]:
+    """Each stopped axis as JSON-ready facts: the axis, the tensor that has it, the op, factor
+    and reason that stopped it, and the path between."""
+    return [
+        {
+            "axis": b.axis,
+            "on": key_name(module, b.other),
+            "op": where(b.op),
+            "factor": b.factor,
+            "kind": b.kind,
+            "reason": b.reason,
+            "path": [key_name(module, k) for k in b.path],
+        }
+        for b in blocked
+    ]

@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from shardwise.explain.places import where
+from shardwise.explain.places import stopped_json, where
 from shardwise.explain.provenance import func_result_of_key
 from shardwise.explain.run import all_keys, explain_module, key_name, key_type, mlir_name
 from shardwise.explain.text import format_explanation
@@ -274,18 +274,7 @@ def _value_entry(ex, key, explanations: bool) -> dict:
         "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
         "op": where(key.defining_op) if isinstance(key, Value) else "",
         "operands": _operand_names(module, key),
-        "stopped": [
-            {
-                "axis": b.axis,
-                "on": key_name(module, b.other),
-                "op": where(b.op),
-                "factor": b.factor,
-                "kind": b.kind,
-                "reason": b.reason,
-                "path": [key_name(module, k) for k in b.path],
-            }
-            for b in exp.blocked
-        ],
+        "stopped": stopped_json(module, exp.blocked),
     }
     if explanations:
         entry["explanation"] = format_explanation(ex, exp)

@@ -10,10 +10,10 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardwise.explain.places import origin_line, where
+from shardwise.explain.places import origin_line, stopped_json, where
 from shardwise.explain.provenance import Explanation
 from shardwise.explain.report import Report
-from shardwise.explain.run import Explained, key_name, key_type, mlir_name
+from shardwise.explain.run import Explained, key_type, mlir_name
 from shardwise.explain.summary import summary_line
 from shardwise.explain.text import format_explanation
 
@@ -35,18 +35,7 @@ def explanation_json(ex: Explained, exp: Explanation) -> dict[str, Any]:
         "sharding": str(exp.sharding) if exp.sharding is not None else None,
         "propagated": str(exp.propagated) if exp.propagated is not None else None,
         "axes": {axis: [origin_line(ex, o) for o in chain] for axis, chain in exp.chains.items()},
-        "stopped": [
-            {
-                "axis": b.axis,
-                "on": key_name(module, b.other),
-                "op": where(b.op),
-                "factor": b.factor,
-                "kind": b.kind,
-                "reason": b.reason,
-                "path": [key_name(module, k) for k in b.path],
-            }
-            for b in exp.blocked
-        ],
+        "stopped": stopped_json(module, exp.blocked),
     }
 
 

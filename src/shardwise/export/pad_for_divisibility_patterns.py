@@ -19,6 +19,7 @@ from typing import cast
 
 from shardwise.errors import UnsupportedError, VerifyError
 from shardwise.export.collective_attrs import parse_list_of_axis_ref_lists
+from shardwise.export.export_utils import is_communication_free_slice_dim
 from shardwise.export.pad_for_divisibility_conversion import (
     ZERO,
     Conversion,
@@ -248,7 +249,7 @@ def _slice(op: Op, operands: list[Value], conv: Conversion) -> None:
     new_limits = [s + p for s, p in zip(starts, padded.shape, strict=True)]
     operand_sharding = get_sharding(operands[0])
     for dim, (new, old) in enumerate(zip(new_limits, limits, strict=True)):
-        if new != old and not _communication_free_slice_dim(op, dim, operand_sharding, conv):
+        if new != old and not _communication_free_slice(op, dim, operand_sharding, conv):
             raise VerifyError(
                 f"'stablehlo.slice' op: dim {dim} of a non-divisible slice cannot be padded "
                 "without communication (Shardy's check `isCommunicationFreeSliceDim` fails); "
@@ -268,24 +269,14 @@ def _slice(op: Op, operands: list[Value], conv: Conversion) -> None:
     conv.replace(op, [new_value])
 
 
-def _communication_free_slice_dim(
+def _communication_free_slice(
     op: Op, dim: int, sharding: TensorSharding | None, conv: Conversion
 ) -> bool:
-    """`isCommunicationFreeSliceDim`: unsharded, or from 0 with stride 1 and the same number
-    of elements per shard before and after."""
     if sharding is None:
         return False  # Shardy dereferences a null sharding here
     mesh = conv.mesh_of(cast(TensorSharding, get_sharding(op.results[0])))
     assert mesh is not None
-    count = sharding.dim_shardings[dim].sharded_size(mesh)
-    if count <= 1:
-        return True
-    starts = parse_i64_array(op.properties["start_indices"])
-    strides = parse_i64_array(op.properties["strides"])
-    if starts[dim] != 0 or strides[dim] != 1:
-        return False
-    size_in, size_out = _shape(op.operands[0])[dim], _shape(op.results[0])[dim]
-    return -(-size_in // count) == -(-size_out // count)
+    return is_communication_free_slice_dim(op, dim, sharding, mesh)
 
 
 def _dot_general(op: Op, operands: list[Value], conv: Conversion) -> None:

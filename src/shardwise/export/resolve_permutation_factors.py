@@ -25,14 +25,13 @@ from shardwise.errors import VerifyError
 from shardwise.export.explicit_reshards.insert_explicit_reshards import _FuncPass
 from shardwise.export.explicit_reshards.process_op import OpContext, insert_explicit_reshards
 from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable
+from shardwise.export.export_utils import is_communication_free_slice_dim
 from shardwise.export.resolve_permutation_factors_reverse import ReverseRewriter
 from shardwise.ir import Module, Op, SymbolTable
-from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.propagation.projection import ShardingProjection, UpdateTensorShardings
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
-from shardwise.rules.stablehlo_attrs import parse_i64_array
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
@@ -90,27 +89,9 @@ def _replicate_permutation_factors(op: Op, rule: OpShardingRule, meshes: MeshTab
                     "sdy-insert-explicit-reshards first",
                     op.location,
                 )
-            if _communication_free_slice_dim(op, factor, in_shardings[0], mesh):
+            if is_communication_free_slice_dim(op, factor, in_shardings[0], mesh):
                 continue
         update |= projection.update_sharding(factor, (), ())
     if any(update.operands) or any(update.results):
         ctx = OpContext(op, rule, mesh_name, mesh, in_shardings, out_shardings, Builder(), meshes)
         insert_explicit_reshards(ctx, projection, update, in_shardings)
-
-
-def _communication_free_slice_dim(
-    op: Op, dim: int, sharding: TensorSharding | None, mesh: Mesh
-) -> bool:
-    """`isCommunicationFreeSliceDim`: unsharded, or from 0 with stride 1 and as many elements
-    per shard before as after (the slice only trims padding-like tail elements)."""
-    assert sharding is not None
-    count = sharding.dim_shardings[dim].sharded_size(mesh)
-    if count <= 1:
-        return True
-    starts = parse_i64_array(op.properties["start_indices"])
-    strides = parse_i64_array(op.properties["strides"])
-    if starts[dim] != 0 or strides[dim] != 1:
-        return False
-    size_in = op.operands[0].type.shape[dim]  # type: ignore[union-attr]
-    size_out = op.results[0].type.shape[dim]  # type: ignore[union-attr]
-    return -(-size_in // count) == -(-size_out // count)
