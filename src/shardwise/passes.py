@@ -113,6 +113,9 @@ class PassInfo:
     options_type: type
     anchor: str = MODULE
     takes_options_value: bool = False  # `function(module, options)` rather than keywords
+    # Shardy nests it under ``func.func`` while ours runs over the module, each func on its own
+    # (same result): a pipeline may name it either way.
+    nests_in_func: bool = False
 
     def parse_options(self, options: Mapping[str, str]) -> Any:
         """Shardy's ``{name: text}`` spelling -> an `options_type` value; raises on a mistake."""
@@ -185,15 +188,20 @@ def _options_from_signature(name: str, function: Callable[..., Any]) -> type:
 
 
 def sdy_pass(
-    name: str, *, options: type | None = None, anchor: str = MODULE
+    name: str, *, options: type | None = None, anchor: str = MODULE, nests_in_func: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `function` as the pass `name` (Shardy's spelling); returns it unchanged."""
+    """Declare `function` as the pass `name` (Shardy's spelling); returns it unchanged.
+
+    `nests_in_func`: Shardy anchors the pass on ``func.func`` but `function` takes the module
+    (and treats each func on its own), so ``func.func(name)`` in a pipeline is accepted."""
 
     def declare(function: Callable[..., Any]) -> Callable[..., Any]:
         if name in _CATALOGUE:
             raise ValueError(f"pass '{name}' is declared twice")
         options_type = options or _options_from_signature(name, function)
-        _CATALOGUE[name] = PassInfo(name, function, options_type, anchor, options is not None)
+        _CATALOGUE[name] = PassInfo(
+            name, function, options_type, anchor, options is not None, nests_in_func
+        )
         return function
 
     return declare
@@ -390,7 +398,7 @@ def prepare_pass(spec: str) -> Callable[[Module], None]:
     steps = []
     for pass_spec in parse_pipeline(spec):
         info = get_pass(pass_spec.name)
-        if pass_spec.nested_in_func and info.anchor != FUNC:
+        if pass_spec.nested_in_func and info.anchor != FUNC and not info.nests_in_func:
             raise ShardwiseError(
                 f"pass '{info.name}' runs on the module, not under func.func(...): "
                 "move it out of func.func(...)"

@@ -419,3 +419,14 @@ def test_passes_command_lists_every_pass_with_its_options(
     assert len(lines) == len(cli.passes.pass_names())
     assert "sdy-import-func-calls{add-data-flow-edges-on-named-computations=true}" in lines
     assert "sdy-drop-sharding-rules  (on each func.func)" in lines
+
+
+def test_func_passes_of_shardy_run_nested_in_func_func() -> None:
+    """What Shardy anchors on func.func may be written under func.func(...); a module pass not."""
+    from shardwise.io.reference import FUNC_PASSES
+
+    names = set(cli.passes.pass_names())
+    for name in sorted(FUNC_PASSES & names):
+        cli.passes.prepare_pass(f"builtin.module(func.func({name}))")
+    with pytest.raises(cli.passes.ShardwiseError, match="runs on the module"):
+        cli.passes.prepare_pass("builtin.module(func.func(symbol-dce))")

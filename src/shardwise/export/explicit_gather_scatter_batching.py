@@ -45,7 +45,7 @@ class _FuncScope:
     op: Op
 
 
-@sdy_pass("sdy-explicit-gather-scatter-batching")
+@sdy_pass("sdy-explicit-gather-scatter-batching", nests_in_func=True)
 def explicit_gather_scatter_batching(module: Module) -> None:
     """The pass on every ``func.func`` of `module`, in order (the pass manager's nesting)."""
     for func in module.funcs:

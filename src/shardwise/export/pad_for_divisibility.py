@@ -39,7 +39,7 @@ __all__ = ["pad_for_divisibility", "pad_func_for_divisibility"]
 _CAST = "builtin.unrealized_conversion_cast"
 
 
-@sdy_pass("sdy-pad-for-divisibility")
+@sdy_pass("sdy-pad-for-divisibility", nests_in_func=True)
 def pad_for_divisibility(module: Module) -> None:
     """The pass on every ``func.func`` of `module`, in order (the pass manager's nesting)."""
     meshes = module.meshes()

@@ -16,7 +16,7 @@ from shardwise.rules.rule import OpShardingRule
 __all__ = ["populate_op_sharding_rules", "drop_sharding_rules"]
 
 
-@sdy_pass("sdy-populate-op-sharding-rules")
+@sdy_pass("sdy-populate-op-sharding-rules", nests_in_func=True)
 def populate_op_sharding_rules(module: Module, conservative_propagation: bool = False) -> Module:
     """Set ``sdy.sharding_rule`` on every op of every function that has a rule; returns `module`."""
     for func in module.funcs:

@@ -76,7 +76,7 @@ _SOMETIMES_FULL = frozenset({"mhlo.ragged_dot", "func.call", "stablehlo.concaten
 _ACTED_ON_IF_LEAN = data_flow.DATA_FLOW_OPS | _DOT_OPS | _SOMETIMES_FULL | {"sdy.reshard"}
 
 
-@sdy_pass("sdy-insert-explicit-reshards")
+@sdy_pass("sdy-insert-explicit-reshards", nests_in_func=True)
 def insert_explicit_reshards(
     module: Module, enable_full_version: bool = False, has_unreduced_axes: bool | None = None
 ) -> None:

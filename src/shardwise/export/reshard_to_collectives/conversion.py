@@ -114,7 +114,7 @@ def _convert_func(func: Op, meshes: _Meshes, keep_redundant_reshards: bool) -> N
         op.erase()
 
 
-@sdy_pass("sdy-reshard-to-collectives")
+@sdy_pass("sdy-reshard-to-collectives", nests_in_func=True)
 def reshard_to_collectives(module: Module, keep_redundant_reshards: bool = False) -> None:
     """``sdy-reshard-to-collectives{keep-redundant-reshards}`` on every function, in place."""
     meshes = _Meshes(module)
