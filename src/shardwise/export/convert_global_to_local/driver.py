@@ -71,7 +71,10 @@ def convert_global_to_local(
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
-    ops = [op for op in module.op.walk() if op.name not in _ALWAYS_LEGAL]
+    # Ops of unregistered dialects have unknown legality: the partial conversion leaves them
+    # as they are (their operands take the converted values).
+    left_alone = _ALWAYS_LEGAL | module.unregistered_ops
+    ops = [op for op in module.op.walk() if op.name not in left_alone]
     for op in ops:
         if id(op) in state.erased:
             continue
