@@ -1,6 +1,6 @@
 // Fuzzer finding (seed 1812-57-0): an op of an unregistered dialect reaches
-// sdy-convert-global-to-local, which left it as it is in the reference (unknown legality in a
-// partial conversion) while ours called it illegal. Fixed in convert_global_to_local/driver.py.
+// sdy-convert-global-to-local, which converts it like any StableHLO op in the reference (results
+// to local types by their shardings) while ours called it illegal. Fixed in its driver.py.
 // pass: sdy-propagation-pipeline,sdy-insert-explicit-reshards{enable-full-version=true},sdy-reshard-to-collectives,sdy-convert-global-to-local
 module {
   sdy.mesh @mesh = <["x"=2]>

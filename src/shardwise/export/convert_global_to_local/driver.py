@@ -71,14 +71,13 @@ def convert_global_to_local(
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
-    # Ops of unregistered dialects have unknown legality: the partial conversion leaves them
-    # as they are (their operands take the converted values).
-    left_alone = _ALWAYS_LEGAL | module.unregistered_ops
-    ops = [op for op in module.op.walk() if op.name not in left_alone]
+    ops = [op for op in module.op.walk() if op.name not in _ALWAYS_LEGAL]
     for op in ops:
         if id(op) in state.erased:
             continue
-        _pattern(op)(state, op)
+        # An op of an unregistered dialect is converted like any StableHLO op by the
+        # reference (results to local types by their shardings), not refused.
+        _pattern(op, module.unregistered_ops)(state, op)
     state.finish()
     _check_converted(module)
 
@@ -96,7 +95,7 @@ def _next_channel_id(module: Module) -> int:
     return largest + 1
 
 
-def _pattern(op: Op):
+def _pattern(op: Op, unregistered: frozenset[str] = frozenset()):
     pattern = (
         COLLECTIVE_PATTERNS.get(op.name)
         or OP_PATTERNS.get(op.name)
@@ -105,7 +104,7 @@ def _pattern(op: Op):
     if pattern is not None:
         return pattern
     dialect = op.name.split(".", 1)[0]
-    if dialect == "stablehlo" or op.name == "func.return":
+    if dialect == "stablehlo" or op.name == "func.return" or op.name in unregistered:
         return generic
     return _illegal
 
