@@ -61,6 +61,9 @@ def _same_op(reference: str, ours: str) -> None:
     if message.startswith("expect operands"):  # the while verifier names no op
         assert "stablehlo.while" in ours, (reference, ours)
         return
+    if "'" not in message:  # a shape inference message names no op: ours has its words
+        assert message in ours, (reference, ours)
+        return
     name = message.split("'")[1]
     assert name in ours, (reference, ours)
 
@@ -792,6 +795,17 @@ HAND += [(name, text, PASS) for name, text in WINDOWED]
 # -- constructs the reference rejects (its pass or the verifier after it) -----------------------
 
 REJECTED: list[tuple[str, str]] = [
+    (
+        "dynamic-update-slice-update-larger-than-local-operand",  # fuzz finding 1813-633-0
+        """module {
+  sdy.mesh @mesh = <["x"=4]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}]}}
+  func.func @main(%arg0: tensor<8x16x2x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}, {}]>}, %arg1: tensor<7x15x1x4xf32>, %arg2: tensor<i32>) -> (tensor<8x16x2x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}, {}]>}) {
+    %0 = stablehlo.dynamic_update_slice %arg0, %arg1, %arg2, %arg2, %arg2, %arg2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}, {}, {}]>]>} : (tensor<8x16x2x6xf32>, tensor<7x15x1x4xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x16x2x6xf32>
+    return %0 : tensor<8x16x2x6xf32>
+  }
+}
+""",
+    ),
     (
         "optimization-barrier-result-unsharded",
         """module {

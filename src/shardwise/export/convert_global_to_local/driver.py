@@ -133,6 +133,8 @@ def _check_converted(module: Module) -> None:
             _check_while(op)
         elif op.name == "stablehlo.dynamic_slice":
             _check_dynamic_slice(op)
+        elif op.name == "stablehlo.dynamic_update_slice":
+            _check_dynamic_update_slice(op)
         elif op.name in _SAME_SHAPE_OPS:
             _check_same_shape(op)
         elif op.name == "stablehlo.reshape":
@@ -249,6 +251,20 @@ def _check_dynamic_slice(op: Op) -> None:
                 f"'stablehlo.dynamic_slice' has slice size {size} greater than dimension size "
                 f"{available} in dimension {dim} of operand: the sliced dimension is sharded "
                 "(replicate it before slicing)",
+                op.location,
+            )
+
+
+def _check_dynamic_update_slice(op: Op) -> None:
+    operand, update = op.operands[0].type, op.operands[1].type
+    if not isinstance(operand, TensorType) or not isinstance(update, TensorType):
+        return
+    for dim, (size, available) in enumerate(zip(update.shape, operand.shape, strict=False)):
+        if available >= 0 and size > available:
+            raise VerifyError(
+                f"expects size at dimension {dim} of update to be in range [0, {available}]. "
+                f"Got: {size}. (the updated dimension is sharded: replicate it before the "
+                "update)",
                 op.location,
             )
 
