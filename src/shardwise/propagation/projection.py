@@ -212,7 +212,9 @@ class TensorFactorShardings:
         axes: list[AxisRef] = []
         is_closed = False
         for factor in dim_mapping:
-            sharding = self.factor_index_to_sharding[factor]
+            sharding = self.factor_index_to_sharding.get(factor)
+            if sharding is None:  # the projection stopped the dim here (an overflow before it)
+                break
             is_closed |= sharding.is_closed
             sharded_size = _add_axes_to_dim(axes, sharding.axis_refs, mesh)
             if sharding.overflow_axes:
