@@ -2,7 +2,7 @@
 // reshape with overflow axes stopped with an internal KeyError: after the axes were spread
 // again, the inverse projection reached a factor the projection had not created (the dim had
 // stopped at an overflow). Fixed in propagation/projection.py (_create_dim_sharding).
-// pass: sdy-propagation-pipeline,sdy-insert-explicit-reshards{enable-full-version=true}
+// (compared by test_reshape_overflow_regression.py)
 module {
   sdy.mesh @mesh = <["x"=8, "y"=3]>
   func.func @main(%a0: tensor<1xf32>, %a1: tensor<1x4x6xf32>, %a2: tensor<1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}, %a3: tensor<1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y", "x", ?}]>}, %a4: tensor<4x2x8xf32>, %a5: tensor<16x1xi32>, %a6: tensor<3xf32>, %a7: tensor<12x2x4xf32>, %a8: tensor<1xi1>) -> (tensor<2x4x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y", ?}, {?}, {}]>}, tensor<1xf32>, tensor<12x2x4xf32>) {
