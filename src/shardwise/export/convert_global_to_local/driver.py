@@ -33,6 +33,7 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from shardwise.errors import ShardwiseError, VerifyError
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
@@ -43,6 +44,7 @@ from shardwise.ir import Module, Op, TensorType
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.rules.ops.elementwise import POINTWISE_OPS
+from shardwise.rules.stablehlo_attrs import parse_i64_array
 
 __all__ = ["convert_global_to_local"]
 
@@ -236,37 +238,41 @@ def _check_reshape(op: Op) -> None:
         )
 
 
+def _oversized_dim(sizes: Sequence[int], shape: Sequence[int]) -> tuple[int, int, int] | None:
+    """The first (dim, size, available) where `sizes` outgrows a static dim of `shape`."""
+    for dim, (size, available) in enumerate(zip(sizes, shape, strict=False)):
+        if available >= 0 and size > available:
+            return dim, size, available
+    return None
+
+
 def _check_dynamic_slice(op: Op) -> None:
     source = op.operands[0].type
     if not isinstance(source, TensorType):
         return
-    sizes = [
-        int(v)
-        for v in str(op.properties["slice_sizes"]).partition(":")[2].rstrip(">").split(",")
-        if v.strip()
-    ]
-    for dim, (size, available) in enumerate(zip(sizes, source.shape, strict=False)):
-        if available >= 0 and size > available:
-            raise VerifyError(
-                f"'stablehlo.dynamic_slice' has slice size {size} greater than dimension size "
-                f"{available} in dimension {dim} of operand: the sliced dimension is sharded "
-                "(replicate it before slicing)",
-                op.location,
-            )
+    found = _oversized_dim(parse_i64_array(op.properties["slice_sizes"]), source.shape)
+    if found is not None:
+        dim, size, available = found
+        raise VerifyError(
+            f"'stablehlo.dynamic_slice' has slice size {size} greater than dimension size "
+            f"{available} in dimension {dim} of operand: the sliced dimension is sharded "
+            "(replicate it before slicing)",
+            op.location,
+        )
 
 
 def _check_dynamic_update_slice(op: Op) -> None:
     operand, update = op.operands[0].type, op.operands[1].type
     if not isinstance(operand, TensorType) or not isinstance(update, TensorType):
         return
-    for dim, (size, available) in enumerate(zip(update.shape, operand.shape, strict=False)):
-        if available >= 0 and size > available:
-            raise VerifyError(
-                f"expects size at dimension {dim} of update to be in range [0, {available}]. "
-                f"Got: {size}. (the updated dimension is sharded: replicate it before the "
-                "update)",
-                op.location,
-            )
+    found = _oversized_dim(update.shape, operand.shape)
+    if found is not None:
+        dim, size, available = found
+        raise VerifyError(
+            f"expects size at dimension {dim} of update to be in range [0, {available}]. "
+            f"Got: {size}. (the updated dimension is sharded: replicate it before the update)",
+            op.location,
+        )
 
 
 def _check_barrier(op: Op) -> None:
