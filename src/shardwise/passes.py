@@ -146,8 +146,7 @@ class PassInfo:
         else:
             args, kwargs = (), {f.name: getattr(options, f.name) for f in _fields(options)}
         if self.anchor == FUNC:
-            for func in module.funcs:
-                self.function(func, *args, **kwargs)
+            run_on_funcs(module, self.function, *args, **kwargs)
         else:
             self.function(module, *args, **kwargs)
 
@@ -418,7 +417,8 @@ def run_pass(module: Module, spec: str) -> Module:
     return module
 
 
-def run_on_funcs(module: Module, function: Callable[..., Any], **options: Any) -> None:
-    """Call a func pass's function on every ``func.func`` of `module`, in order."""
-    for func in list(module.funcs):
-        function(func, **options)
+def run_on_funcs(module: Module, function: Callable[..., Any], *args: Any, **options: Any) -> None:
+    """Call a func pass's function on every ``func.func`` of `module`, in order (`Module.funcs`
+    is a fresh list: a pass may add or erase funcs)."""
+    for func in module.funcs:
+        function(func, *args, **options)
