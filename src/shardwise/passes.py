@@ -405,10 +405,25 @@ def prepare_pass(spec: str) -> Callable[[Module], None]:
         steps.append((info, info.parse_options(dict(pass_spec.options))))
 
     def run(module: Module) -> None:
-        for info, options in steps:
+        for i, (info, options) in enumerate(steps):
             info.run(module, options)
+            if i + 1 < len(steps):
+                _verify_between(module, info.name)
 
     return run
+
+
+def _verify_between(module: Module, name: str) -> None:
+    """Verify the module a pass of a chain leaves for the next one, as MLIR's pass manager
+    does after each pass: a pass that writes an invalid module stops the chain there (the last
+    pass's module is verified when it is written)."""
+    from shardwise.errors import VerifyError
+    from shardwise.verify import verify_module
+
+    try:
+        verify_module(module)
+    except VerifyError as e:
+        raise VerifyError(f"after pass '{name}': {e.message}", e.location, e.notes) from None
 
 
 def run_pass(module: Module, spec: str) -> Module:
