@@ -24,6 +24,17 @@ sdy.mesh @maximal = <[], device_ids=[3]>
 """
 
 CASES = {
+    # A collective's replica groups name the mesh by symbol: erasing it breaks the module.
+    "error/replica-groups-name-the-mesh": """sdy.mesh @m = <["w"=2, "x"=2]>
+func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "stablehlo.all_reduce"(%a) ({
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+    %s = stablehlo.add %l, %r : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = "x">]>} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""",
     "func-io-and-ops": MESHES
     + """
 func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y":(1)2}]>, foo.bar = 1 : i32},

@@ -381,3 +381,13 @@ def test_a_reference_rejection_matches_only_our_clear_error(
     monkeypatch.setattr(runner, "_run_ours_checked", lambda text, pass_name: ours)
     _, got = compare_module(_RejectingReference(), "module {\n}\n", ["sdy-basic-propagate"])
     assert got == [status]
+
+
+def test_divergence_file_names_stay_short_for_long_chains() -> None:
+    from shardwise.fuzz.runner import _slug
+
+    chain = ",".join(["sdy-propagation-pipeline", "sdy-insert-explicit-reshards"] * 10)
+    slug = _slug(chain)
+    assert len(slug) <= 80 and slug.startswith("propagation-pipeline-sdy-insert")
+    assert slug != _slug(chain + ",symbol-dce")  # the hash tells chains apart
+    assert _slug("sdy-basic-propagate") == "basic-propagate"

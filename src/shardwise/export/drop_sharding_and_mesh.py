@@ -5,11 +5,14 @@ ops and on func arguments/results) and every ``sdy.mesh``. In the jaxlib 0.10.2 
 mesh is erased, used or not, and module attributes are left alone; shardings held in inherent
 attributes (``sdy.sharding_constraint``, ``sdy.reshard``, collectives, manual computations)
 are kept, so a module that still has them fails the verifier that runs after the pass with
-``unknown mesh: @name`` (raised here as a `VerifyError`, as the pass manager reports it).
+``unknown mesh: @name`` (raised here as a `VerifyError`, as the pass manager reports it), and
+so does one whose collectives' replica groups name a mesh symbol (``mesh symbol 'm' not
+found``).
 """
 
 from __future__ import annotations
 
+from shardwise.imports.replica_group_meshes import missing_mesh_error
 from shardwise.ir import SHARDING_ATTR, Module, Op
 from shardwise.passes import sdy_pass
 from shardwise.verify import verify_module
@@ -27,6 +30,9 @@ def drop_sharding_and_mesh(module: Module) -> None:
     for mesh in [op for op in module.walk() if op.name == "sdy.mesh"]:
         mesh.erase()
     verify_module(module)
+    error = missing_mesh_error(module)
+    if error is not None:
+        raise error
 
 
 def _drop_func_io_shardings(func: Op) -> None:

@@ -8,6 +8,7 @@ A divergence is shrunk (`shrink.shrink_program`) and the minimal module saved as
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -170,7 +171,13 @@ def _reason(ref: ReferenceOutcome, text: str, pass_name: str, index: int) -> str
 
 
 def _slug(pass_name: str) -> str:
-    return re.sub(r"[^\w]+", "-", pass_name.removeprefix("sdy-")).strip("-")
+    """A file-name part for `pass_name`: its words, and for a long chain its first pass and a
+    hash of the whole (file names are limited to 255 bytes)."""
+    slug = re.sub(r"[^\w]+", "-", pass_name.removeprefix("sdy-")).strip("-")
+    if len(slug) <= 80:
+        return slug
+    digest = hashlib.sha256(pass_name.encode()).hexdigest()[:10]
+    return f"{slug[:60].rstrip('-')}-{digest}"
 
 
 def _chunk(
