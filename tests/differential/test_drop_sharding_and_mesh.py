@@ -178,3 +178,27 @@ def test_options_are_rejected_like_the_reference() -> None:
         run_pass("module {}", PASS + "{bogus=1}")
     with pytest.raises(ShardwiseError, match="takes no options"):
         prepare_pass(PASS + "{bogus=1}")
+
+
+
+INLINE_MESH_IN_REPLICA_GROUPS = """sdy.mesh @mesh = <[]>
+func.func @main(%a: tensor<2x12xf32>) -> tensor<2x12xf32> {
+  %0 = "stablehlo.all_reduce"(%a) ({
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+    %s = stablehlo.add %l, %r : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = #stablehlo.replica_group_mesh_axes<mesh = #stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "w", size = 2>]>, axes = [#stablehlo.axis_ref<name = "w">]>} : (tensor<2x12xf32>) -> tensor<2x12xf32>
+  return %0 : tensor<2x12xf32>
+}
+"""
+
+
+def test_replica_groups_naming_a_lifted_mesh() -> None:
+    """The pipeline lifts the inline mesh to ``@mesh_0``, which the pass then erases: the
+    dangling symbol is an error on both sides, never a written module (fuzz seed 1901-52)."""
+    chain = "sdy-propagation-pipeline," + PASS
+    with pytest.raises(ReferenceError, match="mesh symbol 'mesh_0' not found"):
+        run_pass(INLINE_MESH_IN_REPLICA_GROUPS, chain.split(","))
+    module = load_text(INLINE_MESH_IN_REPLICA_GROUPS)
+    with pytest.raises(ShardwiseError, match="mesh symbol 'mesh_0' not found"):
+        run_ours(module, chain)
