@@ -349,6 +349,43 @@ GENERIC = {
         f"  %r = stablehlo.bitcast_convert %s {X0} : (tensor<7x8xf32>) -> tensor<7x8xi32>",
         "tensor<7x8xi32>",
     ),
+    # Ops whose result type StableHLO infers from operands or attributes (fuzz seeds 1901-17,
+    # -193, -199, -416): the result is the larger of that and its own padded type.
+    "optimization_barrier": _through(
+        f'  %r = "stablehlo.optimization_barrier"(%s) {X0} : (tensor<7x8xf32>) -> tensor<7x8xf32>',
+        "tensor<7x8xf32>",
+    ),
+    "gather_rows": _through(
+        f"""  %i = stablehlo.iota dim = 0 {_sh('{"x"}', "{}")} : tensor<7x1xi32>
+  %r = "stablehlo.gather"(%s, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 8>}}> {X0} : (tensor<7x8xf32>, tensor<7x1xi32>) -> tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    "scatter": _through(
+        f"""  %i = stablehlo.constant dense<[[0], [2]]> : tensor<2x1xi32>
+  %u = stablehlo.constant dense<1.0> : tensor<2x8xf32>
+  %r = "stablehlo.scatter"(%s, %i, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+  ^bb0(%l: tensor<f32>, %m: tensor<f32>):
+    %sum = stablehlo.add %l, %m : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }}) {X0} : (tensor<7x8xf32>, tensor<2x1xi32>, tensor<2x8xf32>) -> tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
+    # The slice sizes stay 7: the padded result no longer verifies, in the reference too.
+    "dynamic_slice": _through(
+        f"""  %i = stablehlo.constant dense<0> : tensor<i32>
+  %r = stablehlo.dynamic_slice %s, %i, %i, sizes = [7, 4] {X0} : (tensor<7x8xf32>, tensor<i32>, tensor<i32>) -> tensor<7x4xf32>""",
+        "tensor<7x4xf32>",
+    ),
+    "case": _through(
+        f"""  %k = stablehlo.constant dense<1> : tensor<i32>
+  %r = "stablehlo.case"(%k) ({{
+    stablehlo.return %s : tensor<7x8xf32>
+  }}, {{
+    %n = stablehlo.negate %s {X0} : tensor<7x8xf32>
+    stablehlo.return %n : tensor<7x8xf32>
+  }}) {X0} : (tensor<i32>) -> tensor<7x8xf32>""",
+        "tensor<7x8xf32>",
+    ),
 }
 CASES.update({f"generic/{name}": text for name, text in GENERIC.items()})
 

@@ -7,6 +7,9 @@ result is the larger, per dim, of that and the result's own padded type):
 | --- | --- |
 | elementwise (``add``, ``compare``, ...), ``select``/``clamp`` | the (middle) operand's |
 | ``transpose``, ``concatenate``, ``reduce``, ``sort``, ``reverse``, ``pad``, ``dynamic_update_slice`` | from the operands |
+| ``optimization_barrier``, ``while``, ``all_reduce``, ``scatter`` | the (first half of the) operands' |
+| ``gather`` (from the indices and slice sizes), ``dynamic_slice`` (the slice sizes) | from the attributes |
+| ``case``, ``if`` | the branches' returns, not converted yet: the old type |
 | ``convert``, ``reshape``, ``broadcast_in_dim``, ``iota``, ``dot_general``, ``custom_call`` | none: the padded type |
 
 Shardy leaves an op whose shapes no longer agree after padding to the verifier; here it raises
@@ -32,6 +35,7 @@ from shardwise.export.pad_for_divisibility_conversion import (
 from shardwise.ir import Op, TensorType, Type, Value, copy_attr
 from shardwise.rules.stablehlo_attrs import (
     parse_dot_dimension_numbers,
+    parse_gather_dimension_numbers,
     parse_i64_array,
     parse_int,
 )
@@ -113,15 +117,40 @@ def _inferred_shapes(op: Op, operands: list[Value]) -> list[tuple[int, ...]] | N
         return [_shape(r) for r in op.results]
     if name == "stablehlo.pad":
         return [_pad_shape(op, _shape(operands[0]))]
+    if name in ("stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.all_reduce"):
+        return [_shape(v) for v in operands]
+    if name == "stablehlo.scatter":
+        return [_shape(v) for v in operands[: len(operands) // 2]]
+    if name == "stablehlo.gather":
+        return [_gather_shape(op, _shape(operands[1]))]
+    if name == "stablehlo.dynamic_slice":
+        return [tuple(parse_i64_array(op.properties["slice_sizes"]))]
+    if name in ("stablehlo.case", "stablehlo.if"):
+        # Inferred from the branches' returns, which the conversion (pre-order) has not
+        # rewritten yet: the old types.
+        return [_shape(r) for r in op.results]
     if name in _NOT_INFERRED:
         return None
     raise UnsupportedError(
         f"sdy-pad-for-divisibility: '{name}' has a non-divisible sharding and is not supported "
         "here (supported: elementwise ops, transpose, concatenate, reduce, sort, reverse, "
-        "slice, pad, dynamic_update_slice, convert, reshape, broadcast_in_dim, iota, "
+        "slice, pad, dynamic_slice, dynamic_update_slice, gather, scatter, case, if, while, "
+        "optimization_barrier, all_reduce, convert, reshape, broadcast_in_dim, iota, "
         "dot_general, custom_call, sdy.all_slice, sdy.all_gather)",
         op.location,
     )
+
+
+def _gather_shape(op: Op, indices: tuple[int, ...]) -> tuple[int, ...]:
+    """`stablehlo.gather`'s result shape: the batch dims are the indices' dims but the index
+    vector dim, the offset dims the slice sizes but the collapsed and batching dims."""
+    dims = parse_gather_dimension_numbers(op.properties["dimension_numbers"])
+    sizes = parse_i64_array(op.properties["slice_sizes"])
+    dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
+    offsets = iter(size for d, size in enumerate(sizes) if d not in dropped)
+    batch = iter(size for d, size in enumerate(indices) if d != dims.index_vector_dim)
+    rank = len(dims.offset_dims) + len(indices) - (dims.index_vector_dim < len(indices))
+    return tuple(next(offsets) if d in dims.offset_dims else next(batch) for d in range(rank))
 
 
 def _generic(op: Op, operands: list[Value], conv: Conversion) -> None:
