@@ -64,7 +64,8 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
     when some value's sharding does not divide its shape (`needs_padding`).
     """
     # Imported here: the command line loads this module, not the whole engine.
-    from shardwise.export.convert_global_to_local.driver import convert_global_to_local
+    from shardwise.export.convert_global_to_local.driver import convert
+    from shardwise.export.convert_global_to_local.state import ConversionOptions
     from shardwise.export.explicit_reshards.insert_explicit_reshards import (
         insert_explicit_reshards,
     )
@@ -81,7 +82,7 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
     if needs_padding(module):
         _step(_PAD, pad_for_divisibility, module)
     _step(5, _check_before_conversion, module)
-    _step(5, convert_global_to_local, module)
+    _step(5, lambda m: convert(m, ConversionOptions(beyond_reference=True)), module)
 
 
 def _step(index: int, run: Callable[[Module], None], module: Module) -> None:
