@@ -11,8 +11,10 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 | --------------------------------------------- | ----------------------------------------- |
 | a dim its sharding does not divide            | aborts (non-divisible sharding)           |
 | `func.call` of a func whose types change      | verifier: 'func.call' op result type      |
-|                                               | mismatch (calls are not converted)        |
-| `stablehlo.while` carrying a sharded value    | verifier: operands vs block arguments     |
+|                                               | mismatch (calls are not converted) [1]    |
+| `stablehlo.while` carrying a sharded value    | verifier: operands vs block arguments [1] |
+| custom call aliasing an operand and a result  | verifier: shapes mismatch in the          |
+| sharded differently                           | output_operand_alias attribute            |
 | a sharded `stablehlo.constant`                | verifier: inferred type incompatible      |
 | a leftover sdy op (`sdy.reshard`,             | failed to legalize operation              |
 | `sdy.sharding_constraint`, barriers, ...)     |                                           |
@@ -28,6 +30,10 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 | stride over a sharded dim                     |                                           |
 | gather with non-i64 indices into a collapsed  | crashes                                   |
 | sharded dim                                   |                                           |
+
+[1] converted with ``ConversionOptions.beyond_reference`` (`convert`, which `shardwise
+partition` calls; the pass by its Shardy name keeps the reference's options): `calls.py`,
+`control_flow.py`.
 """
 
 from __future__ import annotations
