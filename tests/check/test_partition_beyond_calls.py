@@ -127,11 +127,52 @@ CASE = (
 """
 )
 
+# Nested loops; the outer cond sums the sharded carried value (an all-reduce inside cond),
+# the result leaves the loop resharded (an all-gather after it).
+NESTED_LOOPS = (
+    _MESH
+    + """func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %acc = %a) : tensor<i32>, tensor<8x16xf32>
+  cond {
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %s = stablehlo.reduce(%acc init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<f32>
+    %lim = stablehlo.constant dense<1.0e+06> : tensor<f32>
+    %p1 = stablehlo.compare LT, %s, %lim, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %c3 = stablehlo.constant dense<3> : tensor<i32>
+    %p2 = stablehlo.compare LT, %i, %c3, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %p = stablehlo.and %p1, %p2 : tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %j0 = stablehlo.constant dense<0> : tensor<i32>
+    %1:2 = stablehlo.while(%j = %j0, %b = %acc) : tensor<i32>, tensor<8x16xf32>
+    cond {
+      %c2 = stablehlo.constant dense<2> : tensor<i32>
+      %q = stablehlo.compare LT, %j, %c2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %q : tensor<i1>
+    } do {
+      %e = stablehlo.exponential %b : tensor<8x16xf32>
+      %half = stablehlo.constant dense<0.5> : tensor<8x16xf32>
+      %m = stablehlo.multiply %e, %half : tensor<8x16xf32>
+      %k1 = stablehlo.constant dense<1> : tensor<i32>
+      %jn = stablehlo.add %j, %k1 : tensor<i32>
+      stablehlo.return %jn, %m : tensor<i32>, tensor<8x16xf32>
+    }
+    %c1 = stablehlo.constant dense<1> : tensor<i32>
+    %n = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %n, %1#1 : tensor<i32>, tensor<8x16xf32>
+  }
+  return %0#1 : tensor<8x16xf32>
+}
+"""
+)
+
 HAND = {
     "called_twice": CALLED_TWICE,
     "loop": LOOP,
     "call_in_loop": CALL_IN_LOOP,
     "case": CASE,
+    "nested_loops": NESTED_LOOPS,
 }
 
 
