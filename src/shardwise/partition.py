@@ -69,6 +69,7 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
     from shardwise.export.explicit_reshards.insert_explicit_reshards import (
         insert_explicit_reshards,
     )
+    from shardwise.export.if_branch_reshards import insert_if_branch_reshards
     from shardwise.export.pad_for_divisibility import pad_for_divisibility
     from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
     from shardwise.export.unlabelled_patterns import run_canonicalize
@@ -76,6 +77,7 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
 
     _step(0, propagation_pipeline, module)
     _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
+    _step(1, insert_if_branch_reshards, module)  # beyond the reference: `if` is no data-flow op
     _step(2, reshard_to_collectives, module)
     if fuse_collectives:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)

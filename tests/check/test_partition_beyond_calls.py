@@ -167,12 +167,30 @@ NESTED_LOOPS = (
 """
 )
 
+# `stablehlo.if` is no data-flow op in Shardy: its branches return values sharded unlike
+# its result, and `shardwise partition` reshards them before each return.
+IF_RESHARDED = (
+    _MESH
+    + """func.func @main(%k: tensor<i1>, %a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = "stablehlo.if"(%k) ({
+    %t = stablehlo.tanh %a : tensor<8x16xf32>
+    stablehlo.return %t : tensor<8x16xf32>
+  }, {
+    %n = stablehlo.negate %a : tensor<8x16xf32>
+    stablehlo.return %n : tensor<8x16xf32>
+  }) : (tensor<i1>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+)
+
 HAND = {
     "called_twice": CALLED_TWICE,
     "loop": LOOP,
     "call_in_loop": CALL_IN_LOOP,
     "case": CASE,
     "nested_loops": NESTED_LOOPS,
+    "if_resharded": IF_RESHARDED,
 }
 
 
@@ -195,6 +213,12 @@ def test_a_func_called_with_two_shardings_is_two_local_funcs() -> None:
     local = shardwise.load(CALLED_TWICE).partition().text
     assert "call @scale(%arg0) : (tensor<4x16xf32>) -> tensor<4x16xf32>" in local
     assert "call @scale_0(%arg1) : (tensor<8x4xf32>) -> tensor<8x4xf32>" in local
+
+
+def test_if_branches_gather_to_the_result_sharding() -> None:
+    local = shardwise.load(IF_RESHARDED).partition().text
+    assert local.count("stablehlo.all_gather") == 2  # one in each branch
+    assert "stablehlo.return %2 : tensor<4x16xf32>" in local
 
 
 def test_loop_carries_local_types_and_keeps_its_counter() -> None:
