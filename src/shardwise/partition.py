@@ -9,13 +9,17 @@ the module:
 2. `sdy-insert-explicit-reshards{enable-full-version=true}`: an `sdy.reshard` wherever an
    op's operands and results do not agree on how its factors are sharded, and an
    `sdy.all_reduce` after an op that sums over a sharded dim;
+   Beyond the reference, an `sdy.reshard` before each ``stablehlo.if`` branch return
+   sharded unlike the result (`export/if_branch_reshards.py`: `if` is no data-flow op);
 3. `sdy-reshard-to-collectives`: each reshard -> `sdy.all_gather`, `all_slice`,
    `all_to_all`, `collective_permute`;
 4. `canonicalize{enable-patterns=sdy-collective}`, only with ``fuse_collectives``: an
    all-reduce followed by an all-slice becomes a reduce-scatter;
 5. `sdy-pad-for-divisibility`, only when some value's sharding does not divide its shape;
 6. `sdy-convert-global-to-local`: global types -> per-device types, sdy collectives ->
-   StableHLO collectives with explicit replica groups.
+   StableHLO collectives with explicit replica groups; beyond the reference, calls of funcs
+   whose types change and loops carrying sharded values too
+   (``ConversionOptions.beyond_reference``).
 
 A pass that cannot handle a construct raises a `ShardwiseError` naming the op; `partition`
 adds which step of the chain stopped. Before step 6 it also rejects the two constructs the
