@@ -321,3 +321,30 @@ def test_a_boundary_laid_out_differently_is_an_error(text, message, line) -> Non
     with pytest.raises(ShardwiseError, match=message) as raised:
         convert(module, ConversionOptions(beyond_reference=True))
     assert raised.value.location.line == line
+
+
+# -- `same_layout`: the rows of its docstring ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (None, "<@mesh, [{}, {}]>", True),
+        ('<@mesh, [{"x"}, {}]>', '<@mesh, [{"x", ?}, {}]>', True),
+        ('<@mesh, [{"x"}, {}]>', '<@mesh, [{"y"}, {}]>', False),
+        ("<@mesh, [{}]>", '<@mesh, [{}], unreduced={"x"}>', False),
+        (None, '<@mesh, [{"x"}, {}]>', False),
+    ],
+    ids=["none-replicated", "open-closed", "other-axis", "unreduced", "none-sharded"],
+)
+def test_same_layout(a, b, same) -> None:
+    from shardwise.api import parse_sharding
+    from shardwise.export.convert_global_to_local.layout import same_layout
+    from shardwise.export.convert_global_to_local.state import ConversionState
+
+    module = load_text(WHILE_MIXED, "m.mlir")
+    state = ConversionState(module, ConversionOptions(), module.meshes(), 1)
+    left = parse_sharding(a) if a else None
+    right = parse_sharding(b) if b else None
+    assert same_layout(state, left, right) == same
+    assert same_layout(state, right, left) == same

@@ -31,6 +31,7 @@ def same_layout(state: ConversionState, a: TensorSharding | None, b: TensorShard
     | ``<@mesh, [{"x"}, {}]>`` | ``<@mesh, [{"x", ?}, {}]>`` | yes |
     | ``<@mesh, [{"x"}, {}]>`` | ``<@mesh, [{"y"}, {}]>`` | no   |
     | ``<@mesh, [{}]>``        | ``<@mesh, [{}], unreduced={"x"}>`` | no |
+    | none                     | ``<@mesh, [{"x"}, {}]>`` | no   |
     """
     if _is_replicated(a) or _is_replicated(b):
         return _is_replicated(a) and _is_replicated(b)
