@@ -9,13 +9,17 @@ the module:
 2. `sdy-insert-explicit-reshards{enable-full-version=true}`: an `sdy.reshard` wherever an
    op's operands and results do not agree on how its factors are sharded, and an
    `sdy.all_reduce` after an op that sums over a sharded dim;
+   Beyond the reference, an `sdy.reshard` before each ``stablehlo.if`` branch return
+   sharded unlike the result (`export/if_branch_reshards.py`: `if` is no data-flow op);
 3. `sdy-reshard-to-collectives`: each reshard -> `sdy.all_gather`, `all_slice`,
    `all_to_all`, `collective_permute`;
 4. `canonicalize{enable-patterns=sdy-collective}`, only with ``fuse_collectives``: an
    all-reduce followed by an all-slice becomes a reduce-scatter;
 5. `sdy-pad-for-divisibility`, only when some value's sharding does not divide its shape;
 6. `sdy-convert-global-to-local`: global types -> per-device types, sdy collectives ->
-   StableHLO collectives with explicit replica groups.
+   StableHLO collectives with explicit replica groups; beyond the reference, calls of funcs
+   whose types change and loops carrying sharded values too
+   (``ConversionOptions.beyond_reference``).
 
 A pass that cannot handle a construct raises a `ShardwiseError` naming the op; `partition`
 adds which step of the chain stopped. Before step 6 it also rejects the two constructs the
@@ -64,10 +68,12 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
     when some value's sharding does not divide its shape (`needs_padding`).
     """
     # Imported here: the command line loads this module, not the whole engine.
-    from shardwise.export.convert_global_to_local.driver import convert_global_to_local
+    from shardwise.export.convert_global_to_local.driver import convert
+    from shardwise.export.convert_global_to_local.state import ConversionOptions
     from shardwise.export.explicit_reshards.insert_explicit_reshards import (
         insert_explicit_reshards,
     )
+    from shardwise.export.if_branch_reshards import insert_if_branch_reshards
     from shardwise.export.pad_for_divisibility import pad_for_divisibility
     from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
     from shardwise.export.unlabelled_patterns import run_canonicalize
@@ -75,13 +81,14 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
 
     _step(0, propagation_pipeline, module)
     _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
+    _step(1, insert_if_branch_reshards, module)  # beyond the reference: `if` is no data-flow op
     _step(2, reshard_to_collectives, module)
     if fuse_collectives:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
         _step(_PAD, pad_for_divisibility, module)
     _step(5, _check_before_conversion, module)
-    _step(5, convert_global_to_local, module)
+    _step(5, lambda m: convert(m, ConversionOptions(beyond_reference=True)), module)
 
 
 def _step(index: int, run: Callable[[Module], None], module: Module) -> None:

@@ -43,6 +43,11 @@ REFERENCE_WRONG = {
     "permute_sub_axes": "'sdy.collective_permute' from .* moves tiles of the sub-axis \"b\"",
 }
 
+# Models the reference rejects and ours partitions further (`ConversionOptions.
+# beyond_reference`); tests/check/test_partition_beyond_calls.py shows them EQUAL.
+BEYOND_REFERENCE = {"convnet.mlir", "explicit_reshard.mlir", "fft.mlir", "nested_calls.mlir"}
+BEYOND_REFERENCE |= {"while_loop.mlir"}
+
 
 @pytest.fixture(scope="module")
 def worker() -> Iterator[ReferenceWorker]:
@@ -74,6 +79,9 @@ def _compare(worker: ReferenceWorker, text: str, name: str, fuse: bool) -> bool:
         with pytest.raises(ShardwiseError, match=REFERENCE_WRONG[name]):
             _ours(text, name, fuse)
         return True
+    if not ok and name in BEYOND_REFERENCE:
+        assert _ours(text, name, fuse)
+        return False
     if not ok:
         with pytest.raises(ShardwiseError) as raised:
             _ours(text, name, fuse)

@@ -8,6 +8,10 @@
 |               | `CollectivePermute` patterns                                             |
 | `ops`         | `FuncOpSignature`, `ManualComputation`, `NamedComputation`, `Constant`,  |
 |               | `Stablehlo{Iota,Slice,Concatenate,Dot,DotGeneral}` patterns              |
+| `calls`,      | beyond the reference (``ConversionOptions.beyond_reference``): calls of  |
+| `control_flow`| the callee's local types, while block arguments of the carried values'  |
+| `layout`      | local types, the boundary checks                                         |
+| `aliases`     | the verifier's ``output_operand_aliases`` check of a custom call         |
 | `builder`     | op creation, `getShardIndex`, `getDimensionOffset`,                      |
 |               | `emitDynamicSliceForAxes`, `getReplicaGroups`                            |
 """

@@ -11,8 +11,10 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 | --------------------------------------------- | ----------------------------------------- |
 | a dim its sharding does not divide            | aborts (non-divisible sharding)           |
 | `func.call` of a func whose types change      | verifier: 'func.call' op result type      |
-|                                               | mismatch (calls are not converted)        |
-| `stablehlo.while` carrying a sharded value    | verifier: operands vs block arguments     |
+|                                               | mismatch (calls are not converted) [1]    |
+| `stablehlo.while` carrying a sharded value    | verifier: operands vs block arguments [1] |
+| custom call aliasing an operand and a result  | verifier: shapes mismatch in the          |
+| sharded differently                           | output_operand_alias attribute            |
 | a sharded `stablehlo.constant`                | verifier: inferred type incompatible      |
 | a leftover sdy op (`sdy.reshard`,             | failed to legalize operation              |
 | `sdy.sharding_constraint`, barriers, ...)     |                                           |
@@ -28,6 +30,10 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 | stride over a sharded dim                     |                                           |
 | gather with non-i64 indices into a collapsed  | crashes                                   |
 | sharded dim                                   |                                           |
+
+[1] converted with ``ConversionOptions.beyond_reference`` (`convert`, which `shardwise
+partition` calls; the pass by its Shardy name keeps the reference's options): `calls.py`,
+`control_flow.py`.
 """
 
 from __future__ import annotations
@@ -36,7 +42,10 @@ import re
 from collections.abc import Sequence
 
 from shardwise.errors import ShardwiseError, VerifyError
+from shardwise.export.convert_global_to_local.aliases import check_output_operand_aliases
+from shardwise.export.convert_global_to_local.calls import CALL_PATTERNS
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
+from shardwise.export.convert_global_to_local.control_flow import CONTROL_FLOW_PATTERNS
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
 from shardwise.export.convert_global_to_local.windowed import WINDOWED_PATTERNS
@@ -46,7 +55,7 @@ from shardwise.passes import sdy_pass
 from shardwise.rules.ops.elementwise import POINTWISE_OPS
 from shardwise.rules.stablehlo_attrs import parse_i64_array
 
-__all__ = ["convert_global_to_local"]
+__all__ = ["convert", "convert_global_to_local"]
 
 # Ops whose operands (of the result's rank) and results share one shape: a local type that
 # differs between them means the op's values are sharded inconsistently.
@@ -57,6 +66,8 @@ _SAME_SHAPE_OPS = frozenset(
 )
 _CHANNEL_RE = re.compile(r"#stablehlo\.channel_handle<handle = (-?\d+)")
 _ALWAYS_LEGAL = frozenset({"sdy.mesh", "builtin.module"})
+# `ConversionOptions.beyond_reference`: what `shardwise partition` converts further.
+BEYOND_REFERENCE_PATTERNS = {**CALL_PATTERNS, **CONTROL_FLOW_PATTERNS}
 
 
 @sdy_pass("sdy-convert-global-to-local")
@@ -70,6 +81,11 @@ def convert_global_to_local(
     options = ConversionOptions(
         per_dim_all_gather, combine_multi_dimension_reduce_scatter, enable_rgv3
     )
+    convert(module, options)
+
+
+def convert(module: Module, options: ConversionOptions) -> None:
+    """The conversion with `options`, some of which the reference's pass does not have."""
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
@@ -79,7 +95,8 @@ def convert_global_to_local(
             continue
         # An op of an unregistered dialect is converted like any StableHLO op by the
         # reference (results to local types by their shardings), not refused.
-        _pattern(op, module.unregistered_ops)(state, op)
+        beyond = BEYOND_REFERENCE_PATTERNS.get(op.name) if options.beyond_reference else None
+        (beyond or _pattern(op, module.unregistered_ops))(state, op)
     state.finish()
     _check_converted(module)
 
@@ -143,6 +160,8 @@ def _check_converted(module: Module) -> None:
             _check_reshape(op)
         elif op.name == "stablehlo.optimization_barrier":
             _check_barrier(op)
+        elif op.name == "stablehlo.custom_call":
+            check_output_operand_aliases(op)
 
 
 def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:

@@ -29,6 +29,10 @@ class ConversionOptions:
     per_dim_all_gather: bool = False
     combine_multi_dimension_reduce_scatter: bool = False
     enable_rgv3: bool = False
+    # Not an option of the reference: `shardwise partition` converts what the reference
+    # rejects (calls whose types change, loops carrying sharded values; `calls.py`,
+    # `control_flow.py`). Where the reference converts, the output stays its own.
+    beyond_reference: bool = False
 
 
 def local_type(type: Type, sharding: TensorSharding | None, mesh: Mesh | None, op: Op) -> Type:
