@@ -303,7 +303,9 @@ def _communication_free_slice(
 ) -> bool:
     if sharding is None:
         return False  # Shardy dereferences a null sharding here
-    mesh = conv.mesh_of(cast(TensorSharding, get_sharding(op.results[0])))
+    # The operand's own mesh measures its shards (the result's may be another mesh, whose
+    # axes the operand's sharding does not name).
+    mesh = conv.mesh_of(sharding)
     assert mesh is not None
     return is_communication_free_slice_dim(op, dim, sharding, mesh)
 
