@@ -1,10 +1,11 @@
 """The report's `summary`: estimated time, communication and peak memory per device.
 
-The same three numbers the planner compares plans by (``time_s``,
-``comm_bytes_per_device``, ``peak_memory_bytes_per_device``):
+The numbers the planner compares plans by (``time_s``, ``compute_s``,
+``comm_bytes_per_device``, ``peak_memory_bytes_per_device``; `shardwise.plan.cost`):
 
-- ``time_s``: the collectives' alpha-beta times summed (communication only; no compute
-  model yet, and no overlap of communication with compute);
+- ``time_s``: the collectives' alpha-beta times summed plus ``compute_s`` (no overlap of
+  communication with compute);
+- ``compute_s``: the ops' roofline time on one device (`explain/compute.py`);
 - ``comm_bytes_per_device``: the bytes each device sends or receives over all collectives;
 - ``peak_memory_bytes_per_device``: the arguments (live for the whole program) plus the
   most bytes of other values live at once along the entry function's op order. A value lives
@@ -23,11 +24,15 @@ __all__ = ["summary", "summary_line", "peak_memory_bytes"]
 
 
 def summary(
-    collectives: Sequence[Any], module: Module, bytes_of: Callable[[Value], int]
+    collectives: Sequence[Any],
+    module: Module,
+    bytes_of: Callable[[Value], int],
+    compute_s: float = 0.0,
 ) -> dict[str, float | int]:
     """The summary object of a report (`collectives` with `time_s` and `bytes_per_device`)."""
     return {
-        "time_s": sum(c.time_s for c in collectives),
+        "time_s": sum(c.time_s for c in collectives) + compute_s,
+        "compute_s": compute_s,
         "comm_bytes_per_device": sum(c.bytes_per_device for c in collectives),
         "peak_memory_bytes_per_device": peak_memory_bytes(module, bytes_of),
     }
@@ -75,8 +80,10 @@ def _top_level_index(user: Op, position: dict[int, int]) -> int:
 
 
 def summary_line(summary: dict) -> str:
-    """``~3e-05 s communication, 4096 B/device sent, peak memory 123456 B/device``."""
+    """``~3e-05 s communication, 4096 B/device sent, peak memory 123456 B/device`` (the
+    communication part of ``time_s``: the compute model's share is ``compute_s``)."""
+    communication = summary["time_s"] - summary.get("compute_s", 0.0)
     return (
-        f"~{summary['time_s']:.3g} s communication, {summary['comm_bytes_per_device']} "
+        f"~{communication:.3g} s communication, {summary['comm_bytes_per_device']} "
         f"B/device sent, peak memory {summary['peak_memory_bytes_per_device']} B/device"
     )
