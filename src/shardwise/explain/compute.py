@@ -128,11 +128,19 @@ def compute_totals(
     """Sum the roofline time of every StableHLO op of `module` (after explicit reshards)."""
     meshes = module.meshes()
     flops = hbm = seconds = 0.0
+    sizes: dict[int, int] = {}  # a value is an operand of many ops: its bytes once
+
+    def size(v: Value) -> int:
+        n = sizes.get(id(v))
+        if n is None:
+            n = sizes[id(v)] = bytes_of(v)
+        return n
+
     for op in module.walk():
         if not op.name.startswith("stablehlo.") or op.name in _SKIPPED:
             continue
         f = op_flops(op, meshes)
-        b = float(sum(bytes_of(v) for v in [*op.operands, *op.results]))
+        b = float(sum(size(v) for v in [*op.operands, *op.results]))
         flops += f
         hbm += b
         seconds += max(f / peak_flops, b / hbm_bandwidth)
