@@ -16,7 +16,7 @@ __all__ = ["dask_executor"]
 def dask_executor(address: str) -> Executor:
     """An executor on the scheduler at `address` (``HOST:PORT``)."""
     try:
-        from distributed import Client
+        from distributed import Client  # type: ignore[import-not-found, unused-ignore]
     except ImportError:  # an optional extra, not installed
         raise InputError(
             f"--executor dask://{address} needs Dask's distributed: pip install 'shardwise[dask]'"

@@ -24,6 +24,8 @@ The data-like axis is the mesh's first, the model-like axis its last:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from shardwise.axis import AxisRef
 from shardwise.plan.space import SearchSpace
 from shardwise.sharding import DimensionSharding, TensorSharding
@@ -116,7 +118,7 @@ def _build(space: SearchSpace, axes_of: dict[int, _Axes]) -> StandardPlan:
     return out
 
 
-def _by_class(space: SearchSpace, assign: dict[int, tuple[str, ...]]) -> dict[int, _Axes]:
+def _by_class(space: SearchSpace, assign: Mapping[int, tuple[str, ...]]) -> dict[int, _Axes]:
     return {
         arg.index: [assign.get(c, ()) if c >= 0 else () for c in arg.classes] for arg in space.args
     }
@@ -158,7 +160,7 @@ def standard_plans(space: SearchSpace) -> dict[str, StandardPlan]:
     if len(axes) < 2:
         return plans
     hidden = _hidden_classes(space, weights, data)
-    tp = {batch: (data_axis,), **{c: (model_axis,) for c in hidden}}
+    tp: dict[int, tuple[str, ...]] = {batch: (data_axis,), **{c: (model_axis,) for c in hidden}}
     plans["megatron"] = _build(space, _by_class(space, tp))
     seq = _sequence_class(space, batch, weights, data)
     if seq >= 0:
@@ -168,6 +170,6 @@ def standard_plans(space: SearchSpace) -> dict[str, StandardPlan]:
     plans["fsdp_tp"] = _build(space, two_d)
     expert = _expert_class(space, weights, batch)
     if expert >= 0:
-        ep = {batch: (data_axis,), expert: (model_axis,)}
+        ep: dict[int, tuple[str, ...]] = {batch: (data_axis,), expert: (model_axis,)}
         plans["expert_parallel"] = _build(space, _by_class(space, ep))
     return plans
