@@ -123,3 +123,14 @@ def test_candidates_evaluated_in_other_processes_give_the_same_plan():
         pooled = shardwise.plan(MLP, mesh="data=2,model=4", memory=40_000, executor=pool)
     assert pooled.text == inline.text
     assert pooled.summary == inline.summary
+
+
+def test_plan_reports_and_explains_its_module():
+    plan = shardwise.plan(MLP, mesh="data=2,model=4", memory=40_000)
+    assert plan.summary["peak_memory_bytes_per_device"] <= 40_000
+    assert plan.standard["data_parallel"] is None  # over the budget
+    report = plan.report().to_json()
+    assert report["summary"]["time_s"] == pytest.approx(plan.summary["time_s"])
+    explanation = str(plan.explain("main:arg1"))
+    assert explanation.startswith("main:arg1") and str(plan.args[1].sharding) in explanation
+    assert str(plan).splitlines()[0].startswith(f"plan ({plan.name}): ")

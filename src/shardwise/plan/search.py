@@ -328,6 +328,7 @@ def plan_module(
         else {
             "name": labelled[runner][0],
             "summary": _without_collectives(results[runner]),
+            "time_diff_s": results[runner]["time_s"] - results[best]["time_s"],
             "args": {str(i): str(s) for i, s in sorted(labelled[runner][1].items())},
         },
         standard=standard_summaries,
