@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 ENUMERATE_LIMIT = 64
-TOP_K = 6
+TOP_K = 4
 DESCENT_ROUNDS = 2
 Shardings = dict[int, TensorSharding]
 _Key = tuple[tuple[int, str], ...]
@@ -126,16 +127,23 @@ def _key(shardings: Shardings) -> _Key:
 def evaluate_candidate(text: str, name: str, key: _Key, params: CostParams) -> dict[str, Any]:
     """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
     Top-level so that executors in other processes (or on Dask workers) can run it."""
-    from shardwise.io.mlir import load_text
     from shardwise.syntax import parse_tensor_sharding
 
-    module = load_text(text, name)
+    module = _generic_form(text, name).load()
     func = main_func(module)
     assert func is not None
     args = func.regions[0].entry.args
     for i, sharding_text in key:
         set_sharding(args[i], parse_tensor_sharding(sharding_text))
     return estimate_ir(module, params)
+
+
+@functools.lru_cache(maxsize=2)
+def _generic_form(text: str, name: str) -> Any:
+    """The text parsed by MLIR once per process; each candidate loads a copy from it."""
+    from shardwise.io.mlir import GenericForm
+
+    return GenericForm.of(text, name)
 
 
 class _Evaluator:
