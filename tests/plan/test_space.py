@@ -134,3 +134,9 @@ def test_plan_reports_and_explains_its_module():
     explanation = str(plan.explain("main:arg1"))
     assert explanation.startswith("main:arg1") and str(plan.args[1].sharding) in explanation
     assert str(plan).splitlines()[0].startswith(f"plan ({plan.name}): ")
+
+
+def test_a_dask_executor_without_a_cluster_is_an_input_error():
+    # Without the `dask` extra: how to install it; with it: the scheduler cannot be reached.
+    with pytest.raises(InputError, match=r"dask://127\.0\.0\.1:9"):
+        shardwise.plan(MLP, mesh="data=2,model=4", executor="dask://127.0.0.1:9")
