@@ -127,7 +127,8 @@ def test_infeasible_budget_names_the_tensors_and_the_smallest_budget(
     assert main(["plan", str(path), "--mesh", "data=2,model=4", "--memory", "1KiB"]) == 1
     err = capsys.readouterr().err
     assert "no plan fits 1024 B per device" in err
-    assert "params['w1']" in err and "params['w2']" in err
+    live = err.split("the largest tensors live at that peak: ", 1)[1].split("; ")[0]
+    assert live.count(" B/device") == 5 and "tensor<" in live
     smallest = int(re.search(r"smallest feasible budget found is --memory (\d+)", err).group(1))
     assert "Traceback" not in err
     assert main(["plan", str(path), "--mesh", "data=2,model=4", "--memory", str(smallest)]) == 0

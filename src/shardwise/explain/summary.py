@@ -20,7 +20,7 @@ from typing import Any
 
 from shardwise.ir import Module, Op, Value
 
-__all__ = ["summary", "summary_line", "peak_memory_bytes"]
+__all__ = ["summary", "summary_line", "peak_memory_bytes", "live_at_peak"]
 
 
 def summary(
@@ -51,23 +51,34 @@ def entry_func(module: Module) -> Op | None:
 
 def peak_memory_bytes(module: Module, bytes_of: Callable[[Value], int]) -> int:
     """Arguments plus the peak of the values live at once, per device (see the module doc)."""
+    return sum(size for _, size in live_at_peak(module, bytes_of))
+
+
+def live_at_peak(module: Module, bytes_of: Callable[[Value], int]) -> list[tuple[Value, int]]:
+    """The arguments and the values live at the peak, with their bytes per device (their sum
+    is `peak_memory_bytes`)."""
     func = entry_func(module)
     if func is None:
-        return 0
+        return []
     block = func.regions[0].entry
-    args = sum(bytes_of(a) for a in block.args)
     position = {id(op): i for i, op in enumerate(block.ops)}
     frees: dict[int, int] = {}  # op index -> bytes whose last use is that op
-    live = peak = 0
+    lasts: list[tuple[Value, int, int, int]] = []  # value, bytes, defining op, last use
+    live = peak = peak_at = 0
     for i, op in enumerate(block.ops):
         for value in op.results:
             size = bytes_of(value)
             last = max((_top_level_index(user, position) for user, _ in value.uses), default=i)
             frees[last] = frees.get(last, 0) + size
+            lasts.append((value, size, i, last))
             live += size
-        peak = max(peak, live)
+        if live > peak:
+            peak, peak_at = live, i
         live -= frees.pop(i, 0)
-    return args + peak
+    args = [(a, bytes_of(a)) for a in block.args]
+    if peak == 0:
+        return args
+    return args + [(v, n) for v, n, i, last in lasts if i <= peak_at <= last]
 
 
 def _top_level_index(user: Op, position: dict[int, int]) -> int:

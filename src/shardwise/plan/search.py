@@ -27,7 +27,6 @@ from concurrent.futures import Executor
 from typing import Any
 
 from shardwise.errors import InputError
-from shardwise.explain.report import local_bytes
 from shardwise.ir import Module, Op, RawAttr
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
@@ -317,7 +316,7 @@ def plan_module(
     )
     best = order[0]
     if not _fits(results[best], budget):
-        raise _infeasible(base, space, labelled, results, budget or 0)
+        raise _infeasible(text, name, labelled, results, budget or 0)
     runner = next((i for i in order[1:] if _key(labelled[i][1]) != _key(labelled[best][1])), None)
     chosen_name, chosen = labelled[best]
     planned = _annotated(text, name, chosen)
@@ -376,29 +375,44 @@ def _arg_plans(module: Module, chosen: Shardings) -> list[ArgPlan]:
 
 
 def _infeasible(
-    module: Module,
-    space: SearchSpace,
+    text: str,
+    name: str,
     labelled: list[tuple[str, Shardings]],
     results: list[dict[str, Any]],
     budget: int,
 ) -> InfeasibleBudgetError:
-    """The error naming the smallest peak found and the largest tensors under it."""
-    from shardwise.names import arg_name
-
+    """The error naming the smallest peak found and the largest tensors live at it."""
     i = min(range(len(results)), key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
     peak = results[i]["peak_memory_bytes_per_device"]
-    func = main_func(module)
-    assert func is not None
-    mesh = space.mesh
-    sizes = []
-    for j, arg in enumerate(func.regions[0].entry.args):
-        sharding = labelled[i][1].get(j) or get_sharding(arg)
-        label = arg_name(arg) or f"main:arg{j}"
-        sizes.append((local_bytes(arg.type, sharding, mesh), label))
-    sizes.sort(key=lambda p: (-p[0], p[1]))
-    largest = ", ".join(f"{label} ({b} B/device)" for b, label in sizes[:5] if b > 0)
+    largest = ", ".join(
+        f"{label} {size} B/device" for label, size in _largest_at_peak(text, name, labelled[i][1])
+    )
     return InfeasibleBudgetError(
         f"no plan fits {budget} B per device: the smallest peak found is {peak} B per device "
-        f"(plan {labelled[i][0]}); the largest tensors that do not shrink enough: {largest}; "
+        f"(plan {labelled[i][0]}); the largest tensors live at that peak: {largest}; "
         f"the smallest feasible budget found is --memory {peak}"
     )
+
+
+def _largest_at_peak(text: str, name: str, shardings: Shardings) -> list[tuple[str, int]]:
+    """The five largest tensors live at the peak of the plan `shardings` (its propagated
+    module): ``(name, bytes per device)``, the largest first."""
+    from shardwise.explain.report import _value_bytes
+    from shardwise.explain.run import key_name
+    from shardwise.explain.summary import live_at_peak
+    from shardwise.names import op_source
+
+    module = _generic_form(text, name).load()
+    func = main_func(module)
+    assert func is not None
+    args = func.regions[0].entry.args
+    for j, sharding in sorted(shardings.items()):
+        set_sharding(args[j], sharding)
+    estimate_ir(module, DEFAULT_COST)
+    live = live_at_peak(module, functools.partial(_value_bytes, module))
+    out = []
+    for value, size in sorted(live, key=lambda p: -p[1])[:5]:
+        label = key_name(module, value).replace("?", "a value the reshards inserted")
+        source = str(op_source(value.defining_op)) if value.defining_op is not None else ""
+        out.append((f"{label} ({value.type}{', ' + source if source else ''})", size))
+    return out
