@@ -310,6 +310,25 @@ def plan_module(
     finally:
         if owned and pool is not None:
             pool.shutdown()
+    base_result = ev.run([{}])[0]
+    lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
+    plan = _choose(text, name, labelled, results, len(standards), budget, lower_bound)
+    plan.search_time_s = time.perf_counter() - start
+    plan.candidates_evaluated = len(ev.memo)
+    return plan
+
+
+def _choose(
+    text: str,
+    name: str,
+    labelled: list[tuple[str, Shardings]],
+    results: list[dict[str, Any]],
+    n_standard: int,
+    budget: int | None,
+    lower_bound: float,
+) -> Plan:
+    """The fastest candidate that fits (ties: the earliest), its runner-up, the standard
+    plans' summaries (the first `n_standard` candidates)."""
     order = sorted(
         range(len(labelled)),
         key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
@@ -320,29 +339,27 @@ def plan_module(
     runner = next((i for i in order[1:] if _key(labelled[i][1]) != _key(labelled[best][1])), None)
     chosen_name, chosen = labelled[best]
     planned = _annotated(text, name, chosen)
-    base_result = ev.run([{}])[0]
-    standard_summaries = {
-        n: (_without_collectives(r) if _fits(r, budget) else None)
-        for (n, _), r in zip(labelled[: len(standards)], results, strict=False)
-    }
+    runner_up = None
+    if runner is not None:
+        runner_up = {
+            "name": labelled[runner][0],
+            "summary": _without_collectives(results[runner]),
+            "time_diff_s": results[runner]["time_s"] - results[best]["time_s"],
+            "args": {str(i): str(s) for i, s in sorted(labelled[runner][1].items())},
+        }
     return Plan(
         module=planned,
         args=_arg_plans(planned.ir, chosen),
         summary=_without_collectives(results[best]),
         name=chosen_name,
-        runner_up=None
-        if runner is None
-        else {
-            "name": labelled[runner][0],
-            "summary": _without_collectives(results[runner]),
-            "time_diff_s": results[runner]["time_s"] - results[best]["time_s"],
-            "args": {str(i): str(s) for i, s in sorted(labelled[runner][1].items())},
+        runner_up=runner_up,
+        standard={
+            n: (_without_collectives(r) if _fits(r, budget) else None)
+            for (n, _), r in zip(labelled[:n_standard], results, strict=False)
         },
-        standard=standard_summaries,
-        lower_bound=base_result["compute_s"] / max(1, mesh_value.total_size),
-        search_time_s=time.perf_counter() - start,
+        lower_bound=lower_bound,
+        search_time_s=0.0,
         memory_budget=budget,
-        candidates_evaluated=len(ev.memo),
     )
 
 
@@ -370,7 +387,9 @@ def _arg_plans(module: Module, chosen: Shardings) -> list[ArgPlan]:
     for i, arg in enumerate(func.regions[0].entry.args):
         sharding = get_sharding(arg)
         label = arg_name(arg) or f"main:arg{i}"
-        out.append(ArgPlan(i, label, str(arg.type), sharding, i not in chosen))
+        out.append(
+            ArgPlan(i, label, str(arg.type), sharding, sharding is not None and i not in chosen)
+        )
     return out
 
 
