@@ -140,3 +140,14 @@ def test_a_dask_executor_without_a_cluster_is_an_input_error():
     # Without the `dask` extra: how to install it; with it: the scheduler cannot be reached.
     with pytest.raises(InputError, match=r"dask://127\.0\.0\.1:9"):
         shardwise.plan(MLP, mesh="data=2,model=4", executor="dask://127.0.0.1:9")
+
+
+def test_a_standard_plan_made_of_class_choices_is_a_choice():
+    space = build_space(load_text(MLP), "mesh", MESH)
+    megatron = standard_plans(space)["megatron"]
+    choice = space.choice_of(megatron)
+    assert choice is not None
+    assert {i: str(s) for i, s in space.shardings(choice).items()} == {
+        i: str(s) for i, s in megatron.items()
+    }
+    assert space.choice_of(standard_plans(space)["fsdp_tp"]) is None  # one dim per weight

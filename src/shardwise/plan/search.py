@@ -214,10 +214,11 @@ def _enumerate(space: SearchSpace) -> list[tuple[int, ...]]:
 
 
 def _search_choices(
-    space: SearchSpace, ev: _Evaluator, budget: int | None
+    space: SearchSpace, ev: _Evaluator, budget: int | None, seeds: Sequence[Shardings] = ()
 ) -> list[tuple[int, ...]]:
     """The choices worth evaluating exactly: all of a small space, else the MILP's best and
-    a coordinate descent from the best of those."""
+    a coordinate descent from the best of those and of the `seeds` (the standard plans that
+    are choices)."""
     total = math.prod(len(g.candidates) for g in space.groups)
     if total <= ENUMERATE_LIMIT:
         return _enumerate(space)
@@ -226,6 +227,8 @@ def _search_choices(
     probes = probe_choices(space)
     results = dict(zip(probes, ev.run(_choice_shardings(space, probes)), strict=True))
     found = milp_choices(space, results, budget, TOP_K)
+    found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
+    found = list(dict.fromkeys(found))
     evaluated = dict(zip(found, ev.run(_choice_shardings(space, found)), strict=True))
     evaluated.update(results)
     return _descend(space, ev, budget, evaluated)
@@ -304,7 +307,7 @@ def plan_module(
         standards = standard_plans(space)
         labelled: list[tuple[str, Shardings]] = list(standards.items())
         ev.run([s for _, s in labelled])
-        choices = _search_choices(space, ev, budget)
+        choices = _search_choices(space, ev, budget, [s for _, s in labelled])
         labelled += [("search", s) for s in _choice_shardings(space, choices)]
         results = ev.run([s for _, s in labelled])
     finally:

@@ -96,6 +96,22 @@ class SearchSpace:
             out[arg.index] = TensorSharding(self.mesh_name, tuple(dims))
         return out
 
+    def choice_of(self, shardings: dict[int, TensorSharding]) -> tuple[int, ...] | None:
+        """The choice that writes `shardings` (a standard plan), if one does: every dim of a
+        group's classes has the same axes, one of the group's candidates."""
+        choice = []
+        for group in self.groups:
+            seen = {
+                tuple(a.name for a in shardings[a].dim_shardings[d].axes)
+                for c in group.classes
+                for a, d in self.classes[c].arg_dims
+                if a in shardings
+            }
+            if len(seen) != 1 or next(iter(seen)) not in group.candidates:
+                return None
+            choice.append(group.candidates.index(next(iter(seen))))
+        return tuple(choice)
+
     def conflicts(self) -> list[tuple[int, int]]:
         """Pairs of groups in one argument: they cannot both use an axis."""
         of = self.group_of_class()
