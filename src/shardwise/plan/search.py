@@ -228,7 +228,7 @@ def _search_choices(
     results = dict(zip(probes, ev.run(_choice_shardings(space, probes)), strict=True))
     found = milp_choices(space, results, budget, TOP_K)
     found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
-    found = list(dict.fromkeys(found))
+    found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
     evaluated = dict(zip(found, ev.run(_choice_shardings(space, found)), strict=True))
     evaluated.update(results)
     return _descend(space, ev, budget, evaluated)
