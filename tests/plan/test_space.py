@@ -151,3 +151,21 @@ def test_a_standard_plan_made_of_class_choices_is_a_choice():
         i: str(s) for i, s in megatron.items()
     }
     assert space.choice_of(standard_plans(space)["fsdp_tp"]) is None  # one dim per weight
+
+
+def test_same_output_bytes_under_different_hash_seeds(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "mlp.mlir"
+    path.write_text(MLP)
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"out{seed}.mlir"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        argv = [sys.executable, "-m", "shardwise", "plan", str(path), "--mesh", "data=2,model=4"]
+        done = subprocess.run([*argv, "--memory", "40000", "-o", str(out)], env=env, timeout=120)
+        assert done.returncode == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
