@@ -22,6 +22,7 @@ from shardwise.errors import (
     VerifyError,
 )
 from shardwise.mesh import Mesh, MeshAxis
+from shardwise.plan import plan
 from shardwise.rules.custom import register_rule, sharding_rule
 from shardwise.sharding import (
     DimensionSharding,
@@ -36,6 +37,7 @@ __all__ = [
     "load",
     "parse_sharding",
     "from_jax",
+    "plan",
     "ShardedModule",
     "sharding_rule",
     "register_rule",

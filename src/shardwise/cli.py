@@ -26,6 +26,7 @@ from shardwise.explain import cli as explain_cli
 from shardwise.explain import report_cli
 from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module, Op
+from shardwise.plan import cli as plan_cli
 from shardwise.rules import validate_cli
 
 __all__ = ["main", "console_main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
@@ -336,6 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="collectives, bytes and time the sharding implies")
     report_cli.build_parser(p)
     p.set_defaults(run=report_cli.run)
+
+    p = sub.add_parser("plan", help="choose the argument shardings: fastest plan within memory")
+    plan_cli.build_parser(p)
+    p.set_defaults(run=plan_cli.run)
 
     p = sub.add_parser("export-hlo", help="add XLA's mhlo.sharding text beside every sdy sharding")
     _add_transform_args(p)

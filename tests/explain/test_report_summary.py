@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from shardwise.cli import main
 from shardwise.explain import explain_text
 from shardwise.explain.chains import path_text
@@ -15,6 +17,8 @@ MODEL = Path(__file__).parents[1] / "models" / "data" / "mlp_fwd_tp.mlir"
 # Per device on "x"=2: %arg0 8x16 f32 on {"x"} = 256 B, %arg1 16x4 replicated = 256 B;
 # %0 and %1 (8x16 on {"x"}) 256 B each, both live at %1; %2 (8x4 on {"x"}) 64 B.
 # Peak = arguments 512 + live 512 (at %1) = 1024. No axis is contracted: no collective.
+# Compute (1e14 FLOP/s, 1e12 B/s): add and multiply 768 B each, the dot 576 B (512 FLOPs),
+# all bound by memory: (768 + 768 + 576) / 1e12 = 2.112e-9 s.
 MEMORY = """
 sdy.mesh @mesh = <["x"=2]>
 func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
@@ -46,7 +50,8 @@ def test_summary_peak_memory_by_hand():
     report = build_report(MEMORY, "memory.mlir", explanations=False)
     assert report.collectives == []
     assert report.to_json()["summary"] == {
-        "time_s": 0,
+        "time_s": pytest.approx(2.112e-9),
+        "compute_s": pytest.approx(2.112e-9),
         "comm_bytes_per_device": 0,
         "peak_memory_bytes_per_device": 1024,
     }
@@ -57,7 +62,8 @@ def test_summary_communication_is_the_collectives():
     (collective,) = data["collectives"]  # the all_reduce over "model" the reference inserts
     summary = data["summary"]
     assert summary["comm_bytes_per_device"] == 8 * 64 * 4 // 2
-    assert summary["time_s"] == collective["time_s"] > 0
+    assert summary["time_s"] == pytest.approx(collective["time_s"] + summary["compute_s"])
+    assert collective["time_s"] > 0 and summary["compute_s"] > 0
     assert summary["peak_memory_bytes_per_device"] > 0
 
 
@@ -72,6 +78,7 @@ def test_json_has_prose_only_when_asked(capsys):
     assert strip == plain["values"]
     assert set(plain["summary"]) == {
         "time_s",
+        "compute_s",
         "comm_bytes_per_device",
         "peak_memory_bytes_per_device",
     }

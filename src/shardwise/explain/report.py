@@ -16,6 +16,7 @@ and lists the collectives they insert. Each gets bytes per device and an alpha-b
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -234,6 +235,7 @@ def build_report(
 ) -> Report:
     """Propagate `text`, explain each value (with its prose if `explanations`), then list
     the collectives, per-device memory, the ops without a rule and the summary."""
+    from shardwise.explain.compute import compute_totals
     from shardwise.explain.summary import summary
     from shardwise.io.mlir import load_text
     from shardwise.rules.registry import ops_without_rule
@@ -251,7 +253,9 @@ def build_report(
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
     # collectives are read from it instead of propagating a second copy.
     report.collectives = _collectives_of_propagated(module, link)
-    report.summary = summary(report.collectives, module, lambda v: _value_bytes(module, v))
+    bytes_of = functools.partial(_value_bytes, module)
+    compute_s = compute_totals(module, bytes_of).seconds
+    report.summary = summary(report.collectives, module, bytes_of, compute_s)
     _totals(report)
     return report
 

@@ -20,6 +20,7 @@ import os
 import re
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from shardwise.errors import (
 from shardwise.io import generic as gen
 
 __all__ = [
+    "GenericForm",
     "load_text",
     "load_file",
     "write_text",
@@ -268,47 +270,69 @@ def load_text(
     `allow_unregistered_dialect` accepts ops of dialects MLIR does not know (``"foo.bar"``),
     as ``sdy_opt -allow-unregistered-dialect`` does; they have no sharding rule.
     """
-    if not text.strip():
-        raise InputError(
-            "empty input: expected an MLIR module (e.g. the output of jax.jit(f).lower(...))",
-            Location(filename),
-        )
-    mlir_ir = _ir()
-    blanked, explicit = blank_locations(text)
-    unregistered = allow_unregistered_dialect
-    try:
-        module = _parse(text, unregistered)
-    except mlir_ir.MLIRError as e:
-        _raise_parse_error(e, blanked if explicit else None, filename, unregistered)
-    positions = None
-    if explicit:
-        try:
-            positions = _walk_positions(_parse(blanked, unregistered), filename)
-        except mlir_ir.MLIRError as e:
-            raise InternalError(
-                f"the input parses, but not once its loc(...) are blanked: {e}",
+    return GenericForm.of(text, filename, allow_unregistered_dialect).load()
+
+
+@dataclass(frozen=True)
+class GenericForm:
+    """A text parsed and verified by MLIR once, kept in MLIR's generic form: `load` builds a
+    fresh `ir.Module` from it (what `load_text` returns) without MLIR, for callers that load
+    one text many times (the planner: one copy per candidate)."""
+
+    text: str
+    filename: str
+    printed: str
+    positions: gen.Positions | None
+    unregistered: bool
+    unregistered_ops: frozenset[str]
+
+    @staticmethod
+    def of(text: str, filename: str = "-", allow_unregistered_dialect: bool = False) -> GenericForm:
+        if not text.strip():
+            raise InputError(
+                "empty input: expected an MLIR module (e.g. the output of jax.jit(f).lower(...))",
                 Location(filename),
-            ) from None
-    # Local scope: every location printed inline, no ``#locN`` alias table to resolve (faster
-    # to print and to read). It also leaves out the ``{-# dialect_resources #-}`` block, so a
-    # text that has one is printed in the full form.
-    # `assume_verified`: the parse has just verified the module; printing would verify it again.
-    printed = module.operation.get_asm(
-        print_generic_op_form=True,
-        enable_debug_info=True,
-        use_local_scope="{-#" not in text,
-        assume_verified=True,
-    )
-    result = gen.parse_generic(printed, filename, _sdy_parser(), positions)
-    result.source = text
-    result.allow_unregistered_dialect = unregistered
-    if unregistered:
-        names = {op.name for op in result.walk()}
-        context = module.context
-        result.unregistered_ops = frozenset(
-            n for n in names if not context.is_registered_operation(n)
+            )
+        mlir_ir = _ir()
+        blanked, explicit = blank_locations(text)
+        unregistered = allow_unregistered_dialect
+        try:
+            module = _parse(text, unregistered)
+        except mlir_ir.MLIRError as e:
+            _raise_parse_error(e, blanked if explicit else None, filename, unregistered)
+        positions = None
+        if explicit:
+            try:
+                positions = _walk_positions(_parse(blanked, unregistered), filename)
+            except mlir_ir.MLIRError as e:
+                raise InternalError(
+                    f"the input parses, but not once its loc(...) are blanked: {e}",
+                    Location(filename),
+                ) from None
+        # Local scope: every location printed inline, no ``#locN`` alias table to resolve
+        # (faster to print and to read). It also leaves out the ``{-# dialect_resources #-}``
+        # block, so a text that has one is printed in the full form.
+        # `assume_verified`: the parse has just verified the module; printing would verify it
+        # again.
+        printed = module.operation.get_asm(
+            print_generic_op_form=True,
+            enable_debug_info=True,
+            use_local_scope="{-#" not in text,
+            assume_verified=True,
         )
-    return result
+        names: frozenset[str] = frozenset()
+        if unregistered:
+            found = {op.name for op in gen.parse_generic(printed, filename, _sdy_parser()).walk()}
+            context = module.context
+            names = frozenset(n for n in found if not context.is_registered_operation(n))
+        return GenericForm(text, filename, printed, positions, unregistered, names)
+
+    def load(self) -> ir.Module:
+        result = gen.parse_generic(self.printed, self.filename, _sdy_parser(), self.positions)
+        result.source = self.text
+        result.allow_unregistered_dialect = self.unregistered
+        result.unregistered_ops = self.unregistered_ops
+        return result
 
 
 def load_file(path: str | os.PathLike[str], allow_unregistered_dialect: bool = False) -> ir.Module:

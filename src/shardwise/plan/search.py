@@ -1,0 +1,440 @@
+"""`plan_module`: choose the entry function's argument shardings that minimize step time.
+
+1. The search space (`space.py`): groups of classes, a few candidates each.
+2. Candidates are evaluated exactly by `cost.estimate` (Shardy's own passes, as in the
+   report), through a `concurrent.futures.Executor`, memoized by the shardings they write.
+3. Small spaces (at most `ENUMERATE_LIMIT` choices) are enumerated. Larger ones: each
+   candidate of each group is probed alone (the rest replicated); a MILP (HiGHS through
+   `scipy.optimize.milp`) over one-hot choices minimizes the sum of the probes' time deltas
+   under the memory budget (the probes' memory deltas, summed) and the rule that groups in one
+   argument never share an axis; its `TOP_K` best solutions (no-good cuts) are evaluated
+   exactly, then a coordinate descent from the best moves one group at a time while that pays.
+4. The standard plans (`standard.py`) are evaluated too; the answer is the fastest
+   candidate that fits the budget among all of them, so it is never worse than the best
+   standard plan that fits. Ties go to the earlier candidate: the output is deterministic.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import os
+import re
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+from shardwise.errors import InputError
+from shardwise.ir import Module, Op, RawAttr
+from shardwise.mesh import Mesh, MeshAxis
+from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
+from shardwise.plan.result import ArgPlan, Plan
+from shardwise.plan.space import SearchSpace, build_space
+from shardwise.plan.standard import standard_plans
+from shardwise.sdy.funcs import main_func
+from shardwise.sdy.shardings import get_sharding, set_sharding
+from shardwise.sharding import TensorSharding
+
+__all__ = [
+    "ENUMERATE_LIMIT",
+    "TOP_K",
+    "InfeasibleBudgetError",
+    "evaluate_candidate",
+    "parse_memory",
+    "parse_mesh_spec",
+    "plan_module",
+]
+
+ENUMERATE_LIMIT = 64
+TOP_K = 4
+DESCENT_ROUNDS = 2
+Shardings = dict[int, TensorSharding]
+_Key = tuple[tuple[int, str], ...]
+
+
+class InfeasibleBudgetError(InputError):
+    """No candidate fits the per-device memory budget."""
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+_UNITS = {"": 1, "b": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def parse_memory(text: str | int | float | None) -> int | None:
+    """``16GiB``, ``512MiB``, ``2.5GB``, ``1e9`` -> bytes."""
+    if text is None or isinstance(text, int | float):
+        return None if text is None else int(text)
+    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([kKmMgGtT]?)(i?)[bB]?\s*", text)
+    if m is None:
+        raise InputError(f"--memory {text!r}: expected bytes like 16GiB, 512MiB, 2.5GB or 1e9")
+    unit = _UNITS[m.group(2).lower()]
+    if m.group(3):
+        unit = 1024 ** "bkmgt".index(m.group(2).lower() or "b")
+    return int(float(m.group(1)) * unit)
+
+
+def parse_mesh_spec(spec: Any) -> Mesh | None:
+    """``"data=2,model=4"``, ``{"data": 2, "model": 4}``, a `Mesh` or a JAX mesh -> `Mesh`."""
+    if spec is None or isinstance(spec, Mesh):
+        return spec
+    if isinstance(spec, str):
+        axes = []
+        for part in spec.split(","):
+            name, sep, size = part.strip().partition("=")
+            if not sep or not name or not size.strip().isdigit():
+                raise InputError(f"--mesh {spec!r}: expected NAME=SIZE,... like data=2,model=4")
+            axes.append(MeshAxis(name.strip(), int(size)))
+        return Mesh(tuple(axes))
+    if isinstance(spec, dict):
+        return Mesh(tuple(MeshAxis(str(k), int(v)) for k, v in spec.items()))
+    from shardwise.api import mesh_from_jax
+
+    return mesh_from_jax(spec)
+
+
+def _resolve_mesh(module: Module, mesh: Mesh | None) -> tuple[str, Mesh, bool]:
+    """The mesh to plan on, its symbol name, and whether an ``sdy.mesh`` op was added."""
+    meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh) and v.axes}
+    if mesh is None:
+        if len(meshes) != 1:
+            found = ", ".join(f"@{k}" for k in meshes) or "none"
+            raise InputError(
+                f"give the mesh to plan on (--mesh data=2,model=4): the module has {found}"
+            )
+        name, found_mesh = next(iter(meshes.items()))
+        return name, found_mesh, False
+    for name, existing in meshes.items():
+        if existing.equals(mesh, ignore_device_ids=True):
+            return name, existing, False
+    if "mesh" in module.meshes():
+        raise InputError(f"the module's mesh @mesh is {module.meshes()['mesh']}, not {mesh}")
+    op = Op("sdy.mesh", properties={"mesh": mesh, "sym_name": RawAttr('"mesh"')})
+    module.body.insert(0, op)
+    return "mesh", mesh, True
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+
+
+def _key(shardings: Shardings) -> _Key:
+    return tuple(sorted((i, str(s)) for i, s in shardings.items()))
+
+
+def evaluate_candidate(text: str, name: str, key: _Key, params: CostParams) -> dict[str, Any]:
+    """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
+    Top-level so that executors in other processes (or on Dask workers) can run it."""
+    from shardwise.syntax import parse_tensor_sharding
+
+    module = _generic_form(text, name).load()
+    func = main_func(module)
+    assert func is not None
+    args = func.regions[0].entry.args
+    for i, sharding_text in key:
+        set_sharding(args[i], parse_tensor_sharding(sharding_text))
+    return estimate_ir(module, params)
+
+
+@functools.lru_cache(maxsize=2)
+def _generic_form(text: str, name: str) -> Any:
+    """The text parsed by MLIR once per process; each candidate loads a copy from it."""
+    from shardwise.io.mlir import GenericForm
+
+    return GenericForm.of(text, name)
+
+
+class _Evaluator:
+    """Exact evaluations through an executor, memoized by the shardings written."""
+
+    def __init__(self, text: str, name: str, params: CostParams, executor: Executor | None):
+        self.text, self.name, self.params, self.executor = text, name, params, executor
+        self.memo: dict[_Key, dict[str, Any]] = {}
+
+    def run(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
+        keys = [_key(c) for c in candidates]
+        missing = list(dict.fromkeys(k for k in keys if k not in self.memo))
+        if self.executor is None or len(missing) < 2:
+            for k in missing:
+                self.memo[k] = evaluate_candidate(self.text, self.name, k, self.params)
+        else:
+            futures = [
+                self.executor.submit(evaluate_candidate, self.text, self.name, k, self.params)
+                for k in missing
+            ]
+            for k, future in zip(missing, futures, strict=True):
+                self.memo[k] = future.result()
+        return [self.memo[k] for k in keys]
+
+
+def _make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:
+    """The executor to use and whether we own it (and must shut it down)."""
+    if isinstance(executor, Executor):
+        return executor, False
+    if executor in ("inline", None) and (executor == "inline" or _is_small(module)):
+        return None, False
+    if isinstance(executor, str) and executor.startswith("dask://"):
+        from shardwise.plan.dask_executor import dask_executor
+
+        return dask_executor(executor.removeprefix("dask://")), True
+    if executor not in (None, "processes"):
+        raise InputError(f"--executor {executor!r}: expected processes, inline or dask://HOST:PORT")
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")), True
+
+
+def _is_small(module: Module) -> bool:
+    """Small modules evaluate faster in-process than a process pool starts."""
+    return (os.cpu_count() or 1) <= 2 or sum(1 for _ in module.walk()) < 3000
+
+
+# -- the search ---------------------------------------------------------------------------------
+
+
+def _fits(result: dict[str, Any], budget: int | None) -> bool:
+    return budget is None or result["peak_memory_bytes_per_device"] <= budget
+
+
+def _choice_shardings(space: SearchSpace, choices: list[tuple[int, ...]]) -> list[Shardings]:
+    out = []
+    for choice in choices:
+        s = space.shardings(choice)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def _enumerate(space: SearchSpace) -> list[tuple[int, ...]]:
+    ranges = [range(len(g.candidates)) for g in space.groups]
+    return [c for c in itertools.product(*ranges) if space.shardings(c) is not None]
+
+
+def _search_choices(
+    space: SearchSpace, ev: _Evaluator, budget: int | None, seeds: Sequence[Shardings] = ()
+) -> list[tuple[int, ...]]:
+    """The choices worth evaluating exactly: all of a small space, else the MILP's best and
+    a coordinate descent from the best of those and of the `seeds` (the standard plans that
+    are choices)."""
+    total = math.prod(len(g.candidates) for g in space.groups)
+    if total <= ENUMERATE_LIMIT:
+        return _enumerate(space)
+    from shardwise.plan.milp import milp_choices, probe_choices
+
+    probes = probe_choices(space)
+    results = dict(zip(probes, ev.run(_choice_shardings(space, probes)), strict=True))
+    found = milp_choices(space, results, budget, TOP_K)
+    found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
+    found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
+    evaluated = dict(zip(found, ev.run(_choice_shardings(space, found)), strict=True))
+    evaluated.update(results)
+    return _descend(space, ev, budget, evaluated)
+
+
+def _descend(
+    space: SearchSpace,
+    ev: _Evaluator,
+    budget: int | None,
+    evaluated: dict[tuple[int, ...], dict[str, Any]],
+) -> list[tuple[int, ...]]:
+    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
+        r = evaluated[c]
+        return (not _fits(r, budget), r["time_s"])
+
+    best = min(evaluated, key=rank)
+    for _ in range(DESCENT_ROUNDS):
+        neighbours = [
+            best[:g] + (k,) + best[g + 1 :]
+            for g, group in enumerate(space.groups)
+            for k in range(len(group.candidates))
+            if k != best[g] and space.shardings(best[:g] + (k,) + best[g + 1 :]) is not None
+        ]
+        todo = [n for n in neighbours if n not in evaluated]
+        evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo)), strict=True))
+        step = min([best, *neighbours], key=rank)
+        if step == best:
+            break
+        best = step
+    return list(evaluated)
+
+
+def _source(module: Any) -> tuple[str, str]:
+    """The unpropagated text of a `ShardedModule`, an `ir.Module` or MLIR text, and a name."""
+    from shardwise.io.mlir import write_text
+
+    if isinstance(module, str):
+        return module, "<plan>"
+    if isinstance(module, Module):
+        return write_text(module), module.filename
+    return module._unpropagated_text(), module.ir.filename
+
+
+def _without_collectives(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "collectives"}
+
+
+def plan_module(
+    module: Any,
+    mesh: Any = None,
+    memory: str | int | None = None,
+    params: CostParams = DEFAULT_COST,
+    executor: Any = None,
+) -> Plan:
+    """The plan for `module` (a `ShardedModule`, `ir.Module` or text) on `mesh` (or the
+    module's one mesh), within `memory` bytes per device (``"16GiB"`` or an int).
+
+    `executor`: a `concurrent.futures.Executor`, ``"processes"``, ``"inline"``,
+    ``"dask://HOST:PORT"``, or None (in-process for small modules, else processes).
+    Raises `InfeasibleBudgetError` when no candidate fits the budget.
+    """
+    from shardwise.io.mlir import load_text, write_text
+
+    start = time.perf_counter()
+    source, name = _source(module)
+    budget = parse_memory(memory)
+    base = load_text(source, name)
+    if main_func(base) is None:
+        raise InputError(f"{name}: no entry function (func.func @main) to plan")
+    mesh_name, mesh_value, added = _resolve_mesh(base, parse_mesh_spec(mesh))
+    text = write_text(base) if added else source
+    space = build_space(base, mesh_name, mesh_value)
+    pool, owned = _make_executor(executor, base)
+    try:
+        ev = _Evaluator(text, name, params, pool)
+        standards = standard_plans(space)
+        labelled: list[tuple[str, Shardings]] = list(standards.items())
+        ev.run([s for _, s in labelled])
+        choices = _search_choices(space, ev, budget, [s for _, s in labelled])
+        labelled += [("search", s) for s in _choice_shardings(space, choices)]
+        results = ev.run([s for _, s in labelled])
+    finally:
+        if owned and pool is not None:
+            pool.shutdown()
+    base_result = ev.run([{}])[0]
+    lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
+    plan = _choose(text, name, labelled, results, len(standards), budget, lower_bound)
+    plan.search_time_s = time.perf_counter() - start
+    plan.candidates_evaluated = len(ev.memo)
+    return plan
+
+
+def _choose(
+    text: str,
+    name: str,
+    labelled: list[tuple[str, Shardings]],
+    results: list[dict[str, Any]],
+    n_standard: int,
+    budget: int | None,
+    lower_bound: float,
+) -> Plan:
+    """The fastest candidate that fits (ties: the earliest), its runner-up, the standard
+    plans' summaries (the first `n_standard` candidates)."""
+    order = sorted(
+        range(len(labelled)),
+        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
+    )
+    best = order[0]
+    if not _fits(results[best], budget):
+        raise _infeasible(text, name, labelled, results, budget or 0)
+    runner = next((i for i in order[1:] if _key(labelled[i][1]) != _key(labelled[best][1])), None)
+    chosen_name, chosen = labelled[best]
+    planned = _annotated(text, name, chosen)
+    runner_up = None
+    if runner is not None:
+        runner_up = {
+            "name": labelled[runner][0],
+            "summary": _without_collectives(results[runner]),
+            "time_diff_s": results[runner]["time_s"] - results[best]["time_s"],
+            "args": {str(i): str(s) for i, s in sorted(labelled[runner][1].items())},
+        }
+    return Plan(
+        module=planned,
+        args=_arg_plans(planned.ir, chosen),
+        summary=_without_collectives(results[best]),
+        name=chosen_name,
+        runner_up=runner_up,
+        standard={
+            n: (_without_collectives(r) if _fits(r, budget) else None)
+            for (n, _), r in zip(labelled[:n_standard], results, strict=False)
+        },
+        lower_bound=lower_bound,
+        search_time_s=0.0,
+        memory_budget=budget,
+    )
+
+
+def _annotated(text: str, name: str, shardings: Shardings) -> Any:
+    """The input with `shardings` on the entry function's arguments, as a `ShardedModule`."""
+    from shardwise.api import ShardedModule
+    from shardwise.io.mlir import load_text, write_text
+
+    module = load_text(text, name)
+    func = main_func(module)
+    assert func is not None
+    args = func.regions[0].entry.args
+    for i, sharding in sorted(shardings.items()):
+        set_sharding(args[i], sharding)
+    out = write_text(module)
+    return ShardedModule(load_text(out, name), source=out)
+
+
+def _arg_plans(module: Module, chosen: Shardings) -> list[ArgPlan]:
+    from shardwise.names import arg_name
+
+    func = main_func(module)
+    assert func is not None
+    out = []
+    for i, arg in enumerate(func.regions[0].entry.args):
+        sharding = get_sharding(arg)
+        label = arg_name(arg) or f"main:arg{i}"
+        out.append(
+            ArgPlan(i, label, str(arg.type), sharding, sharding is not None and i not in chosen)
+        )
+    return out
+
+
+def _infeasible(
+    text: str,
+    name: str,
+    labelled: list[tuple[str, Shardings]],
+    results: list[dict[str, Any]],
+    budget: int,
+) -> InfeasibleBudgetError:
+    """The error naming the smallest peak found and the largest tensors live at it."""
+    i = min(range(len(results)), key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
+    peak = results[i]["peak_memory_bytes_per_device"]
+    largest = ", ".join(
+        f"{label} {size} B/device" for label, size in _largest_at_peak(text, name, labelled[i][1])
+    )
+    return InfeasibleBudgetError(
+        f"no plan fits {budget} B per device: the smallest peak found is {peak} B per device "
+        f"(plan {labelled[i][0]}); the largest tensors live at that peak: {largest}; "
+        f"the smallest feasible budget found is --memory {peak}"
+    )
+
+
+def _largest_at_peak(text: str, name: str, shardings: Shardings) -> list[tuple[str, int]]:
+    """The five largest tensors live at the peak of the plan `shardings` (its propagated
+    module): ``(name, bytes per device)``, the largest first."""
+    from shardwise.explain.report import _value_bytes
+    from shardwise.explain.run import key_name
+    from shardwise.explain.summary import live_at_peak
+    from shardwise.names import op_source
+
+    module = _generic_form(text, name).load()
+    func = main_func(module)
+    assert func is not None
+    args = func.regions[0].entry.args
+    for j, sharding in sorted(shardings.items()):
+        set_sharding(args[j], sharding)
+    estimate_ir(module, DEFAULT_COST)
+    live = live_at_peak(module, functools.partial(_value_bytes, module))
+    out = []
+    for value, size in sorted(live, key=lambda p: -p[1])[:5]:
+        label = key_name(module, value).replace("?", "a value the reshards inserted")
+        source = str(op_source(value.defining_op)) if value.defining_op is not None else ""
+        out.append((f"{label} ({value.type}{', ' + source if source else ''})", size))
+    return out

@@ -1,0 +1,295 @@
+"""The planner's search space: classes of dimensions propagation makes share one sharding.
+
+Two tensor dimensions are in one class when an op's sharding rule maps both to the same factor
+(as the dim's major factor: a reshape's compound dim follows its first factor), or when a
+data-flow edge carries one to the other (a call's operand and its callee's argument, a region
+op's operand, block argument and result). Union-find over (value, dim) pairs, over every func
+of the module, gives the classes; sharding one dim of a class on an axis lets propagation carry
+the axis to the rest of the class (or forces a reshard where a user's sharding disagrees).
+
+Only the classes that touch an unannotated argument of the entry function are planned. Each
+gets candidates: replicated, each mesh axis alone, then pairs (and the whole mesh for three
+axes) in mesh order; a candidate must divide the class's dim size. Classes with the same
+signature (dim size and the argument types and dims they touch) form one `Group`: repeated
+layers get one choice, so a 24-layer model is searched like a one-layer one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from shardwise.axis import AxisRef
+from shardwise.ir import Module, Op, TensorType, Value, func_arg_attrs
+from shardwise.mesh import Mesh
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.sdy.funcs import callee_of, main_func
+from shardwise.sdy.shardings import get_sharding
+from shardwise.sharding import DimensionSharding, TensorSharding
+
+__all__ = ["ArgInfo", "DimClass", "Group", "SearchSpace", "build_space"]
+
+Candidate = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgInfo:
+    """An entry-function argument: its index, shape, and whether the planner may set it."""
+
+    index: int
+    shape: tuple[int, ...]
+    type_text: str
+    planned: bool  # False: the user's sharding (or not a static tensor), left as it is
+    classes: tuple[int, ...]  # the class of each dim (-1: none, e.g. a size-1 dim)
+
+
+@dataclass(frozen=True, slots=True)
+class DimClass:
+    """One class: its dim size (the gcd of its argument dims), the argument dims in it, and
+    the elements of the values (intermediates included) it reaches."""
+
+    size: int
+    arg_dims: tuple[tuple[int, int], ...]  # (argument index, dim)
+    value_bytes: int  # elements (not bytes) of every distinct value with a dim in the class
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Classes tied to one choice (same signature), and the candidates they share."""
+
+    classes: tuple[int, ...]
+    candidates: tuple[Candidate, ...]  # candidates[0] == (): replicated
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSpace:
+    mesh_name: str
+    mesh: Mesh
+    args: tuple[ArgInfo, ...]
+    classes: tuple[DimClass, ...]
+    groups: tuple[Group, ...]
+
+    def group_of_class(self) -> dict[int, int]:
+        return {c: g for g, group in enumerate(self.groups) for c in group.classes}
+
+    def group_args(self, g: int) -> frozenset[int]:
+        """The planned arguments a group's classes touch."""
+        return frozenset(a for c in self.groups[g].classes for a, _ in self.classes[c].arg_dims)
+
+    def shardings(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
+        """The closed sharding of each planned argument for a choice (a candidate index per
+        group); None if the choice puts one axis on two dims of an argument."""
+        of = self.group_of_class()
+        out: dict[int, TensorSharding] = {}
+        for arg in self.args:
+            if not arg.planned:
+                continue
+            dims: list[DimensionSharding] = []
+            used: set[str] = set()
+            for c in arg.classes:
+                axes = self.groups[of[c]].candidates[choice[of[c]]] if c >= 0 else ()
+                if used & set(axes):
+                    return None
+                used.update(axes)
+                dims.append(DimensionSharding(tuple(AxisRef(a) for a in axes), is_closed=True))
+            out[arg.index] = TensorSharding(self.mesh_name, tuple(dims))
+        return out
+
+    def choice_of(self, shardings: dict[int, TensorSharding]) -> tuple[int, ...] | None:
+        """The choice that writes `shardings` (a standard plan), if one does: every dim of a
+        group's classes has the same axes, one of the group's candidates."""
+        choice = []
+        for group in self.groups:
+            seen = {
+                tuple(a.name for a in shardings[a].dim_shardings[d].axes)
+                for c in group.classes
+                for a, d in self.classes[c].arg_dims
+                if a in shardings
+            }
+            if len(seen) != 1 or next(iter(seen)) not in group.candidates:
+                return None
+            choice.append(group.candidates.index(next(iter(seen))))
+        return tuple(choice)
+
+    def conflicts(self) -> list[tuple[int, int]]:
+        """Pairs of groups in one argument: they cannot both use an axis."""
+        of = self.group_of_class()
+        pairs: set[tuple[int, int]] = set()
+        for arg in self.args:
+            groups = sorted({of[c] for c in arg.classes if c in of})
+            pairs.update(itertools.combinations(groups, 2))
+        return sorted(pairs)
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: list[int] = []
+        self.index: dict[tuple[int, int], int] = {}
+        self.values: dict[int, Value] = {}
+
+    def key(self, value: Value, dim: int) -> int:
+        k = (id(value), dim)
+        i = self.index.get(k)
+        if i is None:
+            i = self.index[k] = len(self.parent)
+            self.parent.append(i)
+            self.values[id(value)] = value
+        return i
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _rank(value: Value) -> int:
+    t = value.type
+    return len(t.shape) if isinstance(t, TensorType) else 0
+
+
+def _elements(value: Value) -> int:
+    t = value.type
+    return t.num_elements if isinstance(t, TensorType) and t.is_static else 0
+
+
+def _link_values(uf: _UnionFind, a: Value, b: Value) -> None:
+    if _rank(a) != _rank(b) or not isinstance(a.type, TensorType):
+        return
+    for d in range(_rank(a)):
+        uf.union(uf.key(a, d), uf.key(b, d))
+
+
+def _link_rule(uf: _UnionFind, op: Op) -> None:
+    rule = get_or_create_sharding_rule(op, set_on_op=False)
+    if rule is None:
+        return
+    tensors = [*op.operands, *op.results]
+    skip = set(rule.need_replication_factors) | set(rule.blocked_propagation_factors)
+    by_factor: dict[int, list[int]] = {}
+    for value, mapping in zip(tensors, rule.tensor_mappings, strict=False):
+        for d, factors in enumerate(mapping):
+            if factors and factors[0] not in skip and rule.factor_sizes[factors[0]] > 1:
+                by_factor.setdefault(factors[0], []).append(uf.key(value, d))
+    for keys in by_factor.values():
+        for k in keys[1:]:
+            uf.union(keys[0], k)
+
+
+def _link_data_flow(uf: _UnionFind, module: Module, op: Op) -> None:
+    if op.name == "func.call":
+        callee = callee_of(module, op)
+        if not callee.regions or not callee.regions[0].blocks:
+            return
+        block = callee.regions[0].entry
+        for a, b in zip(op.operands, block.args, strict=False):
+            _link_values(uf, a, b)
+        if block.terminator is not None:
+            for a, b in zip(block.terminator.operands, op.results, strict=False):
+                _link_values(uf, a, b)
+        return
+    if op.name == "sdy.manual_computation":  # local types inside: not the same dims
+        return
+    for region in op.regions:
+        for block in region.blocks:
+            if len(block.args) == len(op.operands):
+                for a, b in zip(op.operands, block.args, strict=True):
+                    _link_values(uf, a, b)
+            term = block.terminator
+            if term is not None and len(term.operands) == len(op.results):
+                for a, b in zip(term.operands, op.results, strict=True):
+                    _link_values(uf, a, b)
+
+
+def _candidates(mesh: Mesh, size: int) -> tuple[Candidate, ...]:
+    names = [a.name for a in mesh.axes if a.size > 1]
+    sizes = {a.name: a.size for a in mesh.axes}
+    out: list[Candidate] = [()]
+    for r in range(1, min(len(names), 3) + 1):
+        for combo in itertools.combinations(names, r):
+            if r == 3 and len(names) > 3:
+                continue
+            n = 1
+            for a in combo:
+                n *= sizes[a]
+            if size % n == 0 and size >= n:
+                out.append(combo)
+    return tuple(out)
+
+
+def build_space(module: Module, mesh_name: str, mesh: Mesh) -> SearchSpace:
+    """The classes and groups of `module` (unpropagated) for a plan on `mesh`."""
+    uf = _UnionFind()
+    for op in module.walk():
+        if op.name in ("func.func", "func.return", "builtin.module"):
+            continue
+        if op.regions or op.name == "func.call":
+            _link_data_flow(uf, module, op)
+        else:
+            _link_rule(uf, op)
+    func = main_func(module)
+    assert func is not None, "the caller checked that the module has an entry function"
+    block_args = func.regions[0].entry.args
+    # Number the classes that touch an argument, in argument order (deterministic).
+    class_of_root: dict[int, int] = {}
+    args: list[ArgInfo] = []
+    for i, arg in enumerate(block_args):
+        t = arg.type
+        static = isinstance(t, TensorType) and t.is_static and t.rank > 0
+        planned = static and get_sharding(arg) is None and not _has_user_attr(func, i)
+        dims: list[int] = []
+        for d in range(_rank(arg)):
+            if not planned or not isinstance(t, TensorType) or t.shape[d] <= 1:
+                dims.append(-1)
+                continue
+            root = uf.find(uf.key(arg, d))
+            dims.append(class_of_root.setdefault(root, len(class_of_root)))
+        shape = tuple(t.shape) if isinstance(t, TensorType) else ()
+        args.append(ArgInfo(i, shape, str(t), planned, tuple(dims)))
+    classes = _classes(uf, class_of_root, args)
+    return SearchSpace(mesh_name, mesh, tuple(args), classes, _groups(classes, args, mesh))
+
+
+def _has_user_attr(func: Op, index: int) -> bool:
+    attrs = func_arg_attrs(func, index)
+    return attrs is not None and "sdy.sharding" in attrs
+
+
+def _classes(
+    uf: _UnionFind, class_of_root: dict[int, int], args: list[ArgInfo]
+) -> tuple[DimClass, ...]:
+    values: dict[int, set[int]] = {c: set() for c in class_of_root.values()}
+    for (vid, _), i in uf.index.items():
+        c = class_of_root.get(uf.find(i))
+        if c is not None:
+            values[c].add(vid)
+    arg_dims: dict[int, list[tuple[int, int]]] = {c: [] for c in class_of_root.values()}
+    sizes: dict[int, int] = {}
+    for arg in args:
+        for d, c in enumerate(arg.classes):
+            if c >= 0:
+                arg_dims[c].append((arg.index, d))
+                sizes[c] = math.gcd(sizes.get(c, 0), arg.shape[d])
+    return tuple(
+        DimClass(sizes[c], tuple(arg_dims[c]), sum(_elements(uf.values[v]) for v in values[c]))
+        for c in range(len(class_of_root))
+    )
+
+
+def _groups(classes: tuple[DimClass, ...], args: list[ArgInfo], mesh: Mesh) -> tuple[Group, ...]:
+    types = {a.index: a.type_text for a in args}
+    by_signature: dict[tuple, list[int]] = {}
+    for c, cls in enumerate(classes):
+        signature = (cls.size, tuple(sorted((types[a], d) for a, d in cls.arg_dims)))
+        by_signature.setdefault(signature, []).append(c)
+    groups = []
+    for members in by_signature.values():
+        size = min(classes[c].size for c in members)
+        groups.append(Group(tuple(members), _candidates(mesh, size)))
+    return tuple(groups)

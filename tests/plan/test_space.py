@@ -1,0 +1,171 @@
+"""The search space (classes of linked dims, groups, candidates), the standard plans read from
+it, input parsing, and candidate evaluation through an executor."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+import shardwise
+from shardwise.errors import InputError
+from shardwise.io.mlir import load_text
+from shardwise.mesh import Mesh, MeshAxis
+from shardwise.plan.search import parse_memory, parse_mesh_spec
+from shardwise.plan.space import build_space
+from shardwise.plan.standard import batch_class, standard_plans
+
+MESH = Mesh((MeshAxis("data", 2), MeshAxis("model", 4)))
+
+# x[b, d] @ w1[d, h] -> tanh -> @ w2[h, d] + y[b, d]: classes b (x0, y0), d (x1, w1_0),
+# h (w1_1, w2_0), d' (w2_1, y1): the two model dims are different classes (no op links them).
+MLP = """
+func.func @main(%x: tensor<32x64xf32>, %w1: tensor<64x256xf32>, %w2: tensor<256x64xf32>,
+                %y: tensor<32x64xf32>) -> tensor<32x64xf32> {
+  %0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<32x64xf32>, tensor<64x256xf32>) -> tensor<32x256xf32>
+  %1 = stablehlo.tanh %0 : tensor<32x256xf32>
+  %2 = stablehlo.dot_general %1, %w2, contracting_dims = [1] x [0] : (tensor<32x256xf32>, tensor<256x64xf32>) -> tensor<32x64xf32>
+  %3 = stablehlo.add %2, %y : tensor<32x64xf32>
+  return %3 : tensor<32x64xf32>
+}
+"""
+
+# A call and a while loop carry dims: the callee's and the body's dims join the caller's.
+CALLS = """
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<8x16xf32> {
+  %0 = func.call @layer(%x, %w) : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %1:2 = stablehlo.while(%a = %0, %i = %c) : tensor<8x16xf32>, tensor<i32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %t = stablehlo.tanh %a : tensor<8x16xf32>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %t, %j : tensor<8x16xf32>, tensor<i32>
+    }
+  return %1#0 : tensor<8x16xf32>
+}
+func.func private @layer(%h: tensor<8x16xf32>, %v: tensor<16x16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.dot_general %h, %v, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+
+
+def test_mlp_classes_by_hand():
+    space = build_space(load_text(MLP), "mesh", MESH)
+    assert [a.classes for a in space.args] == [(0, 1), (1, 2), (2, 3), (0, 3)]
+    assert [(c.size, c.arg_dims) for c in space.classes] == [
+        (32, ((0, 0), (3, 0))),
+        (64, ((0, 1), (1, 0))),
+        (256, ((1, 1), (2, 0))),
+        (64, ((2, 1), (3, 1))),
+    ]
+    assert space.groups[0].candidates == ((), ("data",), ("model",), ("data", "model"))
+    assert space.conflicts() == [(0, 1), (0, 3), (1, 2), (2, 3)]
+
+
+def test_calls_and_loops_join_classes():
+    space = build_space(load_text(CALLS), "mesh", MESH)
+    # x1 is contracted with w0 inside @layer; w1 goes on to the result and through the loop.
+    assert [a.classes for a in space.args] == [(0, 1), (1, 2)]
+
+
+def test_a_choice_that_puts_one_axis_twice_on_a_tensor_is_not_a_plan():
+    space = build_space(load_text(MLP), "mesh", MESH)
+    data = space.groups[0].candidates.index(("data",))
+    assert space.shardings((data, data, 0, 0)) is None  # x would be {"data"}, {"data"}
+    plan = space.shardings((data, 0, 0, 0))
+    assert plan is not None and str(plan[0]) == '#sdy.sharding<@mesh, [{"data"}, {}]>'
+
+
+def test_standard_plans_of_the_mlp():
+    space = build_space(load_text(MLP), "mesh", MESH)
+    assert batch_class(space) == 0
+    plans = {name: {i: str(s) for i, s in p.items()} for name, p in standard_plans(space).items()}
+    assert set(plans) == {"data_parallel", "fsdp", "megatron", "fsdp_tp"}
+    assert plans["megatron"] == {
+        0: '#sdy.sharding<@mesh, [{"data"}, {}]>',
+        1: '#sdy.sharding<@mesh, [{}, {"model"}]>',
+        2: '#sdy.sharding<@mesh, [{"model"}, {}]>',
+        3: '#sdy.sharding<@mesh, [{"data"}, {}]>',
+    }
+    assert plans["data_parallel"][0] == '#sdy.sharding<@mesh, [{"data", "model"}, {}]>'
+    assert plans["fsdp"][2] == '#sdy.sharding<@mesh, [{"data", "model"}, {}]>'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("16GiB", 16 * 2**30), ("512MiB", 512 * 2**20), ("2.5GB", 2_500_000_000), ("1e9", 10**9)],
+    ids=["GiB", "MiB", "GB", "plain"],
+)
+def test_parse_memory(text, expected):
+    assert parse_memory(text) == expected
+
+
+def test_bad_memory_and_mesh_are_input_errors():
+    with pytest.raises(InputError, match="expected bytes like 16GiB"):
+        parse_memory("lots")
+    with pytest.raises(InputError, match="expected NAME=SIZE"):
+        parse_mesh_spec("data:2")
+    with pytest.raises(InputError, match="give the mesh to plan on"):
+        shardwise.plan(MLP)
+
+
+def test_candidates_evaluated_in_other_processes_give_the_same_plan():
+    inline = shardwise.plan(MLP, mesh="data=2,model=4", memory=40_000, executor="inline")
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=context) as pool:
+        pooled = shardwise.plan(MLP, mesh="data=2,model=4", memory=40_000, executor=pool)
+    assert pooled.text == inline.text
+    assert pooled.summary == inline.summary
+
+
+def test_plan_reports_and_explains_its_module():
+    plan = shardwise.plan(MLP, mesh="data=2,model=4", memory=40_000)
+    assert plan.summary["peak_memory_bytes_per_device"] <= 40_000
+    assert plan.standard["data_parallel"] is None  # over the budget
+    report = plan.report().to_json()
+    assert report["summary"]["time_s"] == pytest.approx(plan.summary["time_s"])
+    explanation = str(plan.explain("main:arg1"))
+    assert explanation.startswith("main:arg1") and str(plan.args[1].sharding) in explanation
+    assert str(plan).splitlines()[0].startswith(f"plan ({plan.name}): ")
+
+
+def test_a_dask_executor_without_a_cluster_is_an_input_error():
+    # Without the `dask` extra: how to install it; with it: the scheduler cannot be reached.
+    with pytest.raises(InputError, match=r"dask://127\.0\.0\.1:9"):
+        shardwise.plan(MLP, mesh="data=2,model=4", executor="dask://127.0.0.1:9")
+
+
+def test_a_standard_plan_made_of_class_choices_is_a_choice():
+    space = build_space(load_text(MLP), "mesh", MESH)
+    megatron = standard_plans(space)["megatron"]
+    choice = space.choice_of(megatron)
+    assert choice is not None
+    assert {i: str(s) for i, s in space.shardings(choice).items()} == {
+        i: str(s) for i, s in megatron.items()
+    }
+    assert space.choice_of(standard_plans(space)["fsdp_tp"]) is None  # one dim per weight
+
+
+def test_same_output_bytes_under_different_hash_seeds(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "mlp.mlir"
+    path.write_text(MLP)
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"out{seed}.mlir"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        argv = [sys.executable, "-m", "shardwise", "plan", str(path), "--mesh", "data=2,model=4"]
+        done = subprocess.run([*argv, "--memory", "40000", "-o", str(out)], env=env, timeout=120)
+        assert done.returncode == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
