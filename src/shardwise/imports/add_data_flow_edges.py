@@ -21,13 +21,6 @@ __all__ = [
 ]
 
 
-def _value_location(value: Value) -> tuple:
-    op = value.defining_op
-    if op is not None:
-        return op.location, op.loc_text
-    return value.location, None
-
-
 class EdgePlacer:
     """Where new edge ops go, applied once per block by `flush`.
 
@@ -78,7 +71,7 @@ def add_data_flow_edges_for(owners: list[Value], placer: EdgePlacer | None = Non
         if not is_static_shaped(owner):
             continue  # tokens and dynamic shapes carry no sharding
         sharding = get_sharding(owner)
-        location, loc_text = _value_location(owner)
+        location, loc_text = owner.loc
         edge = Op(
             "sdy.data_flow_edge",
             [owner],

@@ -50,6 +50,14 @@ class Value:
         return self.owner if isinstance(self.owner, Op) else None
 
     @property
+    def loc(self) -> tuple[Location | None, str | None]:
+        """Where the value is (MLIR's `Value::getLoc`): its defining op's location, or for a
+        block argument its own; as (position, explicit ``loc(...)`` text or None)."""
+        if isinstance(self.owner, Op):
+            return self.owner.location, self.owner.loc_text
+        return self.location, self.loc_text
+
+    @property
     def users(self) -> list[Op]:
         """The ops using this value, in use order, each once."""
         seen: dict[int, Op] = {}

@@ -90,11 +90,13 @@ class ShardingGroupMap:
 
 def _insert_open_constraint(value: Value, sharding: TensorSharding) -> Value:
     """An ``sdy.sharding_constraint`` right after `value`, taking over all its uses."""
+    location, loc_text = value.loc
     op = Op(
         "sdy.sharding_constraint",
         result_types=[value.type],
         properties={"sharding": sharding},
-        location=value.location or (value.defining_op.location if value.defining_op else None),
+        location=location,
+        loc_text=loc_text,
     )
     uses = list(value.uses)
     defining = value.defining_op

@@ -19,7 +19,7 @@ from shardwise.axis import (
     is_axis_list_prefix_of,
     sort_and_merge_axes,
 )
-from shardwise.errors import InternalError, Location
+from shardwise.errors import InternalError
 from shardwise.export.collective_attrs import (
     axis_ref_list_attr,
     list_of_axis_ref_lists_attr,
@@ -106,12 +106,7 @@ class Builder:
 
 def new_op(name: str, operand: Value, properties: dict) -> Op:
     """A one-operand one-result sdy op located where `operand` is (`Value::getLoc`)."""
-    owner = operand.defining_op
-    location: Location | None
-    if owner is not None:
-        location, loc_text = owner.location, owner.loc_text
-    else:
-        location, loc_text = operand.location, operand.loc_text
+    location, loc_text = operand.loc
     return Op(name, [operand], [operand.type], properties, location=location, loc_text=loc_text)
 
 
