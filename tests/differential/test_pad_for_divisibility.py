@@ -370,6 +370,17 @@ GENERIC = {
   }}) {X0} : (tensor<7x8xf32>, tensor<2x1xi32>, tensor<2x8xf32>) -> tensor<7x8xf32>""",
         "tensor<7x8xf32>",
     ),
+    # A strided slice whose widened limits do not give the padded size: the reference's
+    # verifier rejects the new slice (fuzz seed 1921-93; ours wrote it).
+    "strided_slice": _func(
+        "  %r = stablehlo.slice %arg0 [0:8:3, 0:8] "
+        + _sh('{"x", "y"}', "{}")
+        + " : (tensor<8x8xf32>) -> tensor<3x8xf32>\n"
+        '  %g = sdy.all_gather [{"x", "y"}, {}] %r out_sharding=<@mesh, [{}, {}]> : tensor<3x8xf32>\n'
+        "  return %g : tensor<3x8xf32>\n",
+        "tensor<3x8xf32>",
+        args='%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}',
+    ),
     # The slice sizes stay 7: the padded result no longer verifies, in the reference too.
     "dynamic_slice": _through(
         f"""  %i = stablehlo.constant dense<0> : tensor<i32>

@@ -285,6 +285,19 @@ def _slice(op: Op, operands: list[Value], conv: Conversion) -> None:
                 "run sdy-resolve-permutation-factors first",
                 op.location,
             )
+    strides = parse_i64_array(op.properties["strides"])
+    inferred = tuple(
+        -(-(limit - start) // stride)
+        for start, limit, stride in zip(starts, new_limits, strides, strict=True)
+    )
+    if inferred != padded.shape:
+        # A strided slice: the widened limits do not give the padded size (the reference's
+        # verifier rejects the new slice).
+        raise VerifyError(
+            f"'stablehlo.slice' op inferred type(s) '{TensorType(inferred, padded.element_type)}' "
+            f"are incompatible with return type(s) of operation '{padded}'",
+            op.location,
+        )
     new_value = conv.new_op(
         "stablehlo.slice",
         [operands[0]],
