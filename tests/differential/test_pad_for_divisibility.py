@@ -568,3 +568,11 @@ def test_options_are_rejected_like_the_reference() -> None:
         run_pass("module {}", PASS + "{bogus=1}")
     with pytest.raises(ShardwiseError, match="takes no options"):
         prepare_pass(PASS + "{bogus=1}")
+
+
+def test_strided_slice_fails_in_the_pass_not_only_when_written() -> None:
+    """The pass itself rejects it: a chain printed by the pure-Python printer (which does not
+    verify) must not write it (fuzz seed 1921-93)."""
+    module = load_text(CASES["generic/strided_slice"])
+    with pytest.raises(ShardwiseError, match=r"inferred type\(s\) 'tensor<3x8xf32>'"):
+        run_ours(module, PASS)
