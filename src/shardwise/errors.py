@@ -99,6 +99,12 @@ class UnsupportedError(ShardwiseError):
     """Valid input that shardwise does not handle (yet)."""
 
 
+class ReferenceDefectError(UnsupportedError):
+    """Valid input that the reference mishandles (it crashes, or writes a wrong program):
+    refused here, with how to avoid the construct. The fuzzer counts these apart from
+    divergences."""
+
+
 class InputError(ShardwiseError):
     """A file that cannot be read or written (missing, a directory, not UTF-8, ...)."""
 

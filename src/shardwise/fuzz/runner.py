@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from shardwise.errors import ReferenceDefectError
 from shardwise.fuzz.generator import generate_program
 from shardwise.fuzz.program import Program, print_program
 from shardwise.fuzz.worker import ReferenceOutcome, ReferenceWorker, located
@@ -97,6 +98,7 @@ class CampaignReport:
     # "<seed> <pass>: <exception>" cases where ours raised anything else.
     ours_bugs_on_crashes: list[str] = field(default_factory=list)
     rejects: int = 0
+    defect_seeds: list[str] = field(default_factory=list)  # "<seed> <pass>"
     seconds: float = 0.0
 
     def merge(self, other: CampaignReport) -> None:
@@ -108,6 +110,7 @@ class CampaignReport:
         self.crash_seeds += other.crash_seeds
         self.ours_bugs_on_crashes += other.ours_bugs_on_crashes
         self.rejects += other.rejects
+        self.defect_seeds += other.defect_seeds
 
     def summary(self) -> str:
         lines = [f"modules: {self.modules} ({self.seconds:.1f}s)"]
@@ -127,6 +130,11 @@ class CampaignReport:
             f"{len(self.ours_bugs_on_crashes)}"
         )
         lines += [f"    {b}" for b in self.ours_bugs_on_crashes]
+        if self.defect_seeds:
+            lines.append(
+                "  known reference defects (ours refused, the reference wrote a wrong program): "
+                f"{len(self.defect_seeds)}: {', '.join(self.defect_seeds[:5])}"
+            )
         for d in self.divergences:
             lines.append(f"  DIVERGENCE {d.pass_name} seed {d.seed}: {d.reason} -> {d.path}")
         return "\n".join(lines)
@@ -135,7 +143,9 @@ class CampaignReport:
 def compare_module(
     worker: ReferenceWorker, text: str, passes: list[str]
 ) -> tuple[ReferenceOutcome, list[str]]:
-    """Reference and ours on every pass: per pass "match", "diverge" or "crash" (reference).
+    """Reference and ours on every pass: per pass "match", "diverge", "crash" (reference) or
+    "defect" (ours raised `ReferenceDefectError`: a construct the reference is known to get
+    wrong, e.g. a program with garbage constants, where the reference did not crash).
 
     Both rejecting a module (say, a verifier error after a pass) is a match when ours raised
     a `ShardwiseError`; a Python error of ours is a divergence even then.
@@ -149,7 +159,12 @@ def compare_module(
             status.append("crash")
             continue
         ok, out, clear = _run_ours_checked(text, p)
-        status.append("match" if _same(ref.outputs[j], (ok, out)) and clear else "diverge")
+        if _same(ref.outputs[j], (ok, out)) and clear:
+            status.append("match")
+        elif out.startswith(f"{ReferenceDefectError.__name__}:"):
+            status.append("defect")  # ours refuses a construct the reference mishandles
+        else:
+            status.append("diverge")
     return ref, status
 
 
@@ -206,6 +221,9 @@ def _chunk(
                     _, error, clear = _run_ours_checked(text, p)
                     if not clear:
                         report.ours_bugs_on_crashes.append(f"{key} {p}: {error[:200]}")
+                    continue
+                if status[j] == "defect":
+                    report.defect_seeds.append(f"{key} {p}")
                     continue
                 if status[j] == "match":
                     report.matches[p] = report.matches.get(p, 0) + 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from shardwise.errors import UnsupportedError, VerifyError
+from shardwise.errors import ReferenceDefectError, VerifyError
 from shardwise.export.collective_attrs import parse_axis_ref_list
 from shardwise.export.convert_global_to_local.builder import (
     I64,
@@ -95,11 +95,11 @@ def sharded_gather(state: ConversionState, op: Op, sharding: TensorSharding) -> 
     index_map = _field(numbers, "start_index_map")
     index_type = tensor_type(indices).element_type
     if any(d in index_map for d in trivial) and index_type != I64:
-        raise UnsupportedError(
+        raise ReferenceDefectError(
             f"'stablehlo.gather' with {index_type} start indices indexing a "
             f"sharded operand dimension sliced to size 1 (dims {trivial}): the reference "
-            "build crashes on such a gather (seen for every index type but i64); convert the "
-            "indices to i64",
+            "build crashes on such a gather, or writes index bounds read from uninitialized "
+            "memory (seen for every index type but i64); convert the indices to i64",
             op.location,
         )
     if trivial:
