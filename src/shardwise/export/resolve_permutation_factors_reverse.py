@@ -80,6 +80,8 @@ def reversed_mesh(mesh: Mesh, axes: list[AxisRef]) -> Mesh:
             sub = (coords[index] // stride) % size
             new[index] += (size - 1 - 2 * sub) * stride
         device_ids.append(original[_linear(new, mesh.axes)])
+    if device_ids == list(range(total)):
+        device_ids = []  # iota: the default order, written without ids (as the reference does)
     return Mesh(mesh.axes, tuple(device_ids))
 
 
