@@ -58,6 +58,12 @@ _SHAPE_OPERAND = {"stablehlo.select": 1, "stablehlo.clamp": 1}  # else operand 0
 _INFERRED = frozenset(
     "stablehlo." + n for n in "transpose concatenate reduce sort reverse slice pad".split()
 )
+# Ops without regions whose inferred result type is checked by the verifier at the end of the
+# pass: a padded result that its operands (or attributes) no longer give is an error.
+_CHECKED_INFERENCE = frozenset(
+    "stablehlo." + n
+    for n in "optimization_barrier all_reduce scatter gather dynamic_slice".split()
+)
 _NOT_INFERRED = frozenset(
     "stablehlo." + n
     for n in (
@@ -202,6 +208,17 @@ def _check_shapes(op: Op) -> None:
         bad = _pad_shape(op, ins[0]) != outs[0]
     elif name == "stablehlo.dynamic_update_slice":
         bad = ins[0] != outs[0]
+    elif name in _CHECKED_INFERENCE:
+        inferred = _inferred_shapes(op, list(op.operands))
+        assert inferred is not None
+        if inferred != outs:
+            element = cast(TensorType, op.results[0].type).element_type
+            types = ", ".join(str(TensorType(s, element)) for s in inferred)
+            raise VerifyError(
+                f"'{name}' op inferred type(s) '{types}' are incompatible with return type(s) "
+                f"of operation '{', '.join(str(r.type) for r in op.results)}'",
+                op.location,
+            )
     if bad:
         raise VerifyError(
             f"'{name}' op: shapes disagree after padding for divisibility: operands "
