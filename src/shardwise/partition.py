@@ -54,7 +54,7 @@ def reference_chain(fuse_collectives: bool = False, pad: bool = False) -> list[s
 
 
 @sdy_pass("shardwise-partition")
-def partition(module: Module, fuse_collectives: bool = False) -> None:
+def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool = False) -> None:
     """The whole chain on `module`, in place: global types in, per-device types out.
 
     `fuse_collectives` runs ``canonicalize{enable-patterns=sdy-collective}`` after
@@ -62,9 +62,20 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
     0.10.2 global-to-local cannot lower a sharded contracting dot whose all-reduce was fused,
     so it is off by default: the plain chain partitions more programs. Padding runs only
     when some value's sharding does not divide its shape (`needs_padding`).
+
+    Unless `like_shardy`, the chain goes further than the reference where the reference
+    stops (docs/partition.md, "Where Shardy stops"): before step 3 the ops the 0.10.2
+    global-to-local rejects get reshards that make them local
+    (`convert_global_to_local.fallback`), and step 6 converts chlo ops, sharded constants
+    and whole-dim dynamic slices (`convert_global_to_local.extended`). Where the reference
+    partitions a module, both modes print its text.
     """
     # Imported here: the command line loads this module, not the whole engine.
-    from shardwise.export.convert_global_to_local.driver import convert_global_to_local
+    from shardwise.export.convert_global_to_local.driver import convert
+    from shardwise.export.convert_global_to_local.fallback import (
+        replicate_where_the_reference_stops,
+    )
+    from shardwise.export.convert_global_to_local.state import ConversionOptions
     from shardwise.export.explicit_reshards.insert_explicit_reshards import (
         insert_explicit_reshards,
     )
@@ -75,13 +86,16 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
 
     _step(0, propagation_pipeline, module)
     _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
+    if not like_shardy:
+        _step(1, replicate_where_the_reference_stops, module)
     _step(2, reshard_to_collectives, module)
     if fuse_collectives:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
         _step(_PAD, pad_for_divisibility, module)
     _step(5, _check_before_conversion, module)
-    _step(5, convert_global_to_local, module)
+    options = ConversionOptions(beyond_reference=not like_shardy)
+    _step(5, lambda m: convert(m, options), module)
 
 
 def _step(index: int, run: Callable[[Module], None], module: Module) -> None:

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 
 from shardwise.errors import ShardwiseError, VerifyError
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
+from shardwise.export.convert_global_to_local.extended import extended_pattern
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
 from shardwise.export.convert_global_to_local.windowed import WINDOWED_PATTERNS
@@ -46,7 +47,7 @@ from shardwise.passes import sdy_pass
 from shardwise.rules.ops.elementwise import POINTWISE_OPS
 from shardwise.rules.stablehlo_attrs import parse_i64_array
 
-__all__ = ["convert_global_to_local"]
+__all__ = ["convert_global_to_local", "convert"]
 
 # Ops whose operands (of the result's rank) and results share one shape: a local type that
 # differs between them means the op's values are sharded inconsistently.
@@ -70,6 +71,11 @@ def convert_global_to_local(
     options = ConversionOptions(
         per_dim_all_gather, combine_multi_dimension_reduce_scatter, enable_rgv3
     )
+    convert(module, options)
+
+
+def convert(module: Module, options: ConversionOptions) -> None:
+    """The conversion with `options` (``beyond_reference``: `shardwise partition`'s mode)."""
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
@@ -79,7 +85,8 @@ def convert_global_to_local(
             continue
         # An op of an unregistered dialect is converted like any StableHLO op by the
         # reference (results to local types by their shardings), not refused.
-        _pattern(op, module.unregistered_ops)(state, op)
+        extended = extended_pattern(op) if options.beyond_reference else None
+        (extended or _pattern(op, module.unregistered_ops))(state, op)
     state.finish()
     _check_converted(module)
 

@@ -29,6 +29,8 @@ class ConversionOptions:
     per_dim_all_gather: bool = False
     combine_multi_dimension_reduce_scatter: bool = False
     enable_rgv3: bool = False
+    # Not an option of the reference: `shardwise partition`'s extended mode (extended.py).
+    beyond_reference: bool = False
 
 
 def local_type(type: Type, sharding: TensorSharding | None, mesh: Mesh | None, op: Op) -> Type:
