@@ -120,9 +120,11 @@ def _check_before_conversion(module: Module) -> None:
     that makes a permute: the 40 permutes over sub-axes all compute wrong values, the 414
     others all compute right ones.
     """
+    from shardwise.export.convert_global_to_local.fallback import reject_wrong_conversions
     from shardwise.rules.stablehlo_attrs import parse_i64_array
     from shardwise.sdy.shardings import get_sharding
 
+    reject_wrong_conversions(module)  # reverse, convolution windows, dynamic_update_slice
     for op in module.walk():
         if op.name == "sdy.collective_permute":
             _check_permute(op, get_sharding(op.operands[0]), get_sharding(op.results[0]))

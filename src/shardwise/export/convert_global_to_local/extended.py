@@ -44,8 +44,8 @@ def chlo_elementwise(state: ConversionState, op: Op) -> None:
     if not is_elementwise(op):
         raise ShardwiseError(
             f"'{op.name}' has operands and results of different shapes: shardwise partition "
-            "converts the chlo ops that are elementwise and chlo.top_k only; decompose it "
-            "into StableHLO first (stablehlo-legalize-chlo... or jax's lowering without chlo)",
+            "converts the chlo ops that are elementwise and chlo.top_k only; lower it to "
+            "StableHLO first (MLIR's chlo-legalize-to-stablehlo)",
             op.location,
         )
     generic(state, op)
@@ -53,17 +53,14 @@ def chlo_elementwise(state: ConversionState, op: Op) -> None:
 
 
 def _same_local_shapes(state: ConversionState, op: Op) -> None:
-    shapes = {v.type.shape for v in (*state.operands(op), *op.results) if _ranked(v.type)}
+    types = [v.type for v in (*state.operands(op), *op.results)]
+    shapes = {t.shape for t in types if isinstance(t, TensorType)}
     if len(shapes) > 1:
         raise ShardwiseError(
             f"'{op.name}': its operands and results are sharded differently ({sorted(shapes)} "
             "on each device); the reshards before it are missing",
             op.location,
         )
-
-
-def _ranked(t: object) -> bool:
-    return isinstance(t, TensorType)
 
 
 def top_k(state: ConversionState, op: Op) -> None:

@@ -48,7 +48,7 @@ from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
 
-__all__ = ["replicate_where_the_reference_stops", "PERMUTATION_OPS"]
+__all__ = ["replicate_where_the_reference_stops", "reject_wrong_conversions", "PERMUTATION_OPS"]
 
 # Ops whose sharded permutation factors the global-to-local rejects (or, for a pad, converts
 # into a wrong program): those factors are replicated around the op.
@@ -230,3 +230,63 @@ def _insert_after(anchor: Op, op: Op) -> None:
         block.insert_before(following[i + 1], op)
     else:
         block.append(op)
+
+
+# -- what the reference converts into a wrong program -------------------------------------------
+
+_WRONG = {
+    "stablehlo.reverse": "each device would reverse its own shard, and the shards would not "
+    "swap places",
+    "stablehlo.convolution": "each device would convolve its own shard of a windowed dim, "
+    "without the elements of its neighbours' shards",
+    "stablehlo.dynamic_update_slice": "each device would update its own shard at the global "
+    "start index",
+}
+
+
+def reject_wrong_conversions(module: Module) -> None:
+    """Raise at the first op the 0.10.2 global-to-local would convert into a wrong program.
+
+    A ``reverse`` or ``convolution`` with a sharded permutation factor (a reversed dim, a
+    windowed spatial dim), a ``dynamic_update_slice`` updating part of a sharded dim: the
+    reference converts each shard by itself (`shardwise check` runs its programs:
+    `tests/check/test_partition_beyond_ops.py`). `replicate_where_the_reference_stops`
+    replicates those dims first, so after it this finds nothing.
+    """
+    for op in module.walk():
+        why = _WRONG.get(op.name)
+        if why is None or all(_replicated(v) for v in (*op.operands, *op.results)):
+            continue
+        rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+        if rule is None or rule.is_custom_rule:
+            continue
+        factors = set(_wrong_factors(op, rule))
+        for tensor, (value, mapping) in enumerate(_tensors(op, rule)):
+            sharding = get_sharding(value)
+            if sharding is None:
+                continue
+            for dim, dim_factors in enumerate(mapping):
+                axes = sharding.dim_shardings[dim].axes
+                if axes and factors.intersection(dim_factors):
+                    raise ShardwiseError(
+                        f"'{op.name}': dimension {dim} of tensor {tensor} is sharded on "
+                        f"{', '.join(str(a) for a in axes)}: {why} (jaxlib 0.10.2's "
+                        "sdy-convert-global-to-local converts it so, into a wrong program); "
+                        "replicate that dimension before the op, or partition without "
+                        "--like-shardy",
+                        op.location,
+                    )
+
+
+def _wrong_factors(op: Op, rule: OpShardingRule) -> list[int]:
+    if op.name != "stablehlo.dynamic_update_slice":
+        return list(rule.permutation_factors)
+    operand, update = op.operands[0].type, op.operands[1].type
+    assert isinstance(operand, TensorType) and isinstance(update, TensorType)
+    partial = [d for d in range(operand.rank) if operand.shape[d] != update.shape[d]]
+    return [f for d in partial for f in rule.operand_mappings[0][d]]
+
+
+def _tensors(op: Op, rule: OpShardingRule):
+    values = (*op.operands, *op.results)
+    return zip(values, (*rule.operand_mappings, *rule.result_mappings), strict=False)
