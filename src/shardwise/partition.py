@@ -75,6 +75,10 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     from shardwise.export.convert_global_to_local.fallback import (
         replicate_where_the_reference_stops,
     )
+    from shardwise.export.convert_global_to_local.padding_masks import (
+        mask_padded_reductions,
+        record_reductions,
+    )
     from shardwise.export.convert_global_to_local.state import ConversionOptions
     from shardwise.export.explicit_reshards.insert_explicit_reshards import (
         insert_explicit_reshards,
@@ -92,8 +96,14 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     if fuse_collectives:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
+        reductions = record_reductions(module)
         _step(_PAD, pad_for_divisibility, module)
-    _step(5, _check_before_conversion, module)
+        if not like_shardy:  # padding's pads along a sharded dim: replicated around them
+            mask_padded_reductions(module, reductions)
+            _step(_PAD, replicate_where_the_reference_stops, module)
+            _step(2, reshard_to_collectives, module)
+    if like_shardy:
+        _step(5, _check_before_conversion, module)
     options = ConversionOptions(beyond_reference=not like_shardy)
     _step(5, lambda m: convert(m, options), module)
 

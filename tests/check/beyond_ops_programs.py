@@ -164,3 +164,40 @@ func.func @main(%x: tensor<1x16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{},
 """,
     "wrong",
 )
+BEYOND["reduce_max"] = (
+    """\
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8xf32>) {
+  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %1 = stablehlo.reduce(%x init: %m) applies stablehlo.maximum across dimensions = [0] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+""",
+    "wrong",
+)
+
+BEYOND["non_divisible_reduce"] = (
+    """\
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%x: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8xf32>, tensor<8xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<6x8xf32>
+  %0 = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [0] : (tensor<6x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %1 = stablehlo.reduce(%x init: %m) applies stablehlo.maximum across dimensions = [0] : (tensor<6x8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+""",
+    "wrong",
+)
+
+BEYOND["non_divisible_elementwise"] = (
+    """\
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%x: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %e = stablehlo.exponential %x : tensor<6x8xf32>
+  return %e : tensor<6x8xf32>
+}
+""",
+    "rejects",
+)

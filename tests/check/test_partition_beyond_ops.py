@@ -3,8 +3,9 @@
 Where jaxlib 0.10.2's chain stops at an op (a slice or concat along a sharded dim, a
 dynamic slice of one, a gather with i32 indices into one, chlo ops, a window over one) or
 converts it into a wrong program (a reverse, a convolution window or a partial
-dynamic_update_slice along one), our chain makes the op local first
-(`convert_global_to_local.fallback`, `.extended`). The proof is XLA: the per-device
+dynamic_update_slice along one, a max-reduce over one, pads and permutes over sub-axes, a
+reduce over a padded dim), our chain makes the op local first
+(`convert_global_to_local.fallback`, `.extended`, `.padding_masks`). The proof is XLA: the per-device
 program, run on simulated devices, equals the global program run on one. The reference's
 behaviour comes from the reference (a persistent worker), and with ``like_shardy`` ours
 stops where it stops or would be wrong.
@@ -30,6 +31,7 @@ from shardwise.io.mlir import load_text, write_text
 from shardwise.partition import reference_chain
 from tests.check.beyond_ops_programs import BEYOND
 from tests.check.inline_calls import inline_calls
+from tests.differential.partition_programs import HAND
 
 _DATA = Path(__file__).parent.parent / "models" / "data"
 
@@ -58,7 +60,8 @@ def worker() -> Iterator[ReferenceWorker]:
 def test_construct_partitions_and_checks_equal(executor, worker, name) -> None:
     text, reference = BEYOND[name]
     module = shardwise.load(text)
-    outcome = worker.run(text, [",".join(reference_chain())])
+    # Padding changes nothing where every sharding divides (tests/differential/).
+    outcome = worker.run(text, [",".join(reference_chain(pad=True))])
     assert outcome.parsed, outcome.error
     (ref_ok, ref_text), *_ = outcome.outputs or ((False, ""),)
     if reference == "rejects":
@@ -71,6 +74,18 @@ def test_construct_partitions_and_checks_equal(executor, worker, name) -> None:
     assert raised.value.location is not None and raised.value.location.line > 1
     local = module.partition()
     result = module.check(local, executor=executor)
+    assert result.equal, str(result)
+
+
+@pytest.mark.parametrize("name", ["pad_dot", "elementwise_chain", "permute_sub_axes"])
+def test_sub_axis_offsets_make_the_reference_wrong_programs_right(executor, name) -> None:
+    # The reference's getShardIndex counts a sub-axis "x":(m)k from the minor end; ours,
+    # beyond the reference, from the major one (the sub-axis's own definition): the pads
+    # and permutes over sub-axes it gets wrong (test_partition_check.py) come out right.
+    text = HAND[name][0]
+    with pytest.raises(ShardwiseError):
+        shardwise.load(text).partition(like_shardy=True)
+    result = shardwise.load(text).check(executor=executor)
     assert result.equal, str(result)
 
 

@@ -105,7 +105,7 @@ def test_reference_permute_over_sub_axes_is_wrong(executor, name) -> None:
     # all-gather that reads the permute.
     text = HAND[name][0]
     with pytest.raises(ShardwiseError, match="'sdy.collective_permute' from"):
-        shardwise.load(text).partition()
+        shardwise.load(text).partition(like_shardy=True)
     local = run_pass(text, reference_chain())
     result = shardwise.load(text).check(local, executor=executor)
     assert not result.equal

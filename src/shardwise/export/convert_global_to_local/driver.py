@@ -28,6 +28,11 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 | stride over a sharded dim                     |                                           |
 | gather with non-i64 indices into a collapsed  | crashes                                   |
 | sharded dim                                   |                                           |
+| custom call output aliasing an operand        | verifier: output_operand_alias shapes     |
+| sharded otherwise                             | mismatch                                  |
+
+With ``ConversionOptions.beyond_reference`` (`shardwise partition`'s mode, `convert`), the
+patterns of `extended.py` go further (chlo ops, sharded constants, whole-dim dynamic slices).
 """
 
 from __future__ import annotations
@@ -36,8 +41,12 @@ import re
 from collections.abc import Sequence
 
 from shardwise.errors import ShardwiseError, VerifyError
+from shardwise.export.convert_global_to_local.builder import SUB_AXES
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
-from shardwise.export.convert_global_to_local.extended import extended_pattern
+from shardwise.export.convert_global_to_local.extended import (
+    check_output_operand_aliases,
+    extended_pattern,
+)
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
 from shardwise.export.convert_global_to_local.windowed import WINDOWED_PATTERNS
@@ -76,6 +85,14 @@ def convert_global_to_local(
 
 def convert(module: Module, options: ConversionOptions) -> None:
     """The conversion with `options` (``beyond_reference``: `shardwise partition`'s mode)."""
+    token = SUB_AXES.set(options.beyond_reference)
+    try:
+        _convert(module, options)
+    finally:
+        SUB_AXES.reset(token)
+
+
+def _convert(module: Module, options: ConversionOptions) -> None:
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
@@ -150,6 +167,8 @@ def _check_converted(module: Module) -> None:
             _check_reshape(op)
         elif op.name == "stablehlo.optimization_barrier":
             _check_barrier(op)
+        elif op.name == "stablehlo.custom_call":
+            check_output_operand_aliases(op)
 
 
 def _check_call(op: Op, funcs: dict[str | None, Op]) -> None:

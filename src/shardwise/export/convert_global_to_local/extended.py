@@ -13,6 +13,8 @@ ops' shardings ones these patterns can take.
 | sharded `stablehlo.constant`    | verifier: inferred type    | the global constant and a   |
 |                                 | incompatible               | `dynamic_slice` of this     |
 |                                 |                            | device's piece              |
+| `sdy.all_reduce` after a       | an `add` body: a wrong     | the reduce's op (max, min,  |
+| reduce that is not a sum        | program                    | product, and, or)           |
 | `dynamic_slice` taking a        | verifier: slice size       | slice size of that dim the  |
 | sharded dim whole               | greater than dim size      | local size (the start index |
 |                                 |                            | is clamped to 0 either way) |
@@ -20,15 +22,23 @@ ops' shardings ones these patterns can take.
 
 from __future__ import annotations
 
-from shardwise.errors import ShardwiseError
+import re
+
+from shardwise.errors import ShardwiseError, VerifyError
 from shardwise.export.convert_global_to_local.builder import i64_array
-from shardwise.export.convert_global_to_local.fallback import is_elementwise
+from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
+from shardwise.export.convert_global_to_local.fallback import is_elementwise, reducer
 from shardwise.export.convert_global_to_local.ops import generic, sdy_constant
 from shardwise.export.convert_global_to_local.state import ConversionState
 from shardwise.ir import Op, TensorType
 from shardwise.rules.stablehlo_attrs import parse_i64_array
 
-__all__ = ["extended_pattern"]
+__all__ = ["extended_pattern", "check_output_operand_aliases"]
+
+_ALIAS_RE = re.compile(
+    r"output_operand_alias<output_tuple_indices = \[([^\]]*)\], operand_index = (\d+), "
+    r"operand_tuple_indices = \[([^\]]*)\]>"
+)
 
 
 def extended_pattern(op: Op):
@@ -122,7 +132,69 @@ def dynamic_slice(state: ConversionState, op: Op) -> None:
     op.properties["slice_sizes"] = i64_array(new_sizes)
 
 
+_SUMMABLE = frozenset({"stablehlo.add"})
+_REDUCERS = frozenset(
+    {
+        "stablehlo.maximum",
+        "stablehlo.minimum",
+        "stablehlo.multiply",
+        "stablehlo.and",
+        "stablehlo.or",
+    }
+)
+
+
+def all_reduce(state: ConversionState, op: Op) -> None:
+    """An ``sdy.all_reduce`` after a ``stablehlo.reduce`` combines with that reduce's op.
+
+    ``sdy.all_reduce`` sums, and the 0.10.2 global-to-local always gives the StableHLO
+    all-reduce an ``add`` body, also after a reduce that takes the max of a sharded dim: a
+    wrong program. Here the body is the reduce's op (max, min, product, and, or); a reduce
+    whose body is anything else is an error.
+    """
+    source = op.operands[0].defining_op
+    kind = reducer(source)
+    reduced = source is not None and source.name == "stablehlo.reduce"
+    if reduced and kind not in _SUMMABLE and kind not in _REDUCERS:
+        raise ShardwiseError(
+            f"'sdy.all_reduce' after a stablehlo.reduce over a sharded dim that is not a "
+            f"sum, max, min, product, and or or ({kind or 'a body of several ops'}): "
+            "the devices' partial results cannot be combined; replicate the reduced dim "
+            "before the reduce",
+            op.location,
+        )
+    COLLECTIVE_PATTERNS["sdy.all_reduce"](state, op)
+    if kind in _REDUCERS:
+        created = state.lookup(op.results[0]).defining_op
+        assert created is not None and created.name == "stablehlo.all_reduce"
+        created.regions[0].entry.ops[0].name = kind
+
+
 _PATTERNS = {
+    "sdy.all_reduce": all_reduce,
     "stablehlo.constant": constant,
     "stablehlo.dynamic_slice": dynamic_slice,
 }
+
+
+def check_output_operand_aliases(op: Op) -> None:
+    """The verifier's ``output_operand_aliases`` check of a custom call: an output and the
+    operand it aliases have one type. The conversion breaks it where the two are sharded
+    differently (the reference's verifier then rejects the module)."""
+    text = str(op.get_attr("output_operand_aliases") or "")
+    for output_path, operand_index, operand_path in _ALIAS_RE.findall(text):
+        if operand_path.strip():
+            continue  # a tuple operand: not made by the conversion
+        path = [int(v) for v in output_path.split(",") if v.strip()]
+        if len(path) > 1 or (not path and len(op.results) != 1):
+            continue
+        output = op.results[path[0] if path else 0].type
+        operand = op.operands[int(operand_index)].type
+        if output != operand:
+            raise VerifyError(
+                "'stablehlo.custom_call' op shapes mismatch in the output_operand_alias "
+                f"attribute: operand part has type '{operand}' and output part has type "
+                f"'{output}' (the aliased operand and output are sharded differently; "
+                "partition without --like-shardy, or reshard the operand like the output)",
+                op.location,
+            )

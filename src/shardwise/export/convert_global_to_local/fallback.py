@@ -48,7 +48,12 @@ from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
 
-__all__ = ["replicate_where_the_reference_stops", "reject_wrong_conversions", "PERMUTATION_OPS"]
+__all__ = [
+    "replicate_where_the_reference_stops",
+    "reject_wrong_conversions",
+    "reducer",
+    "PERMUTATION_OPS",
+]
 
 # Ops whose sharded permutation factors the global-to-local rejects (or, for a pad, converts
 # into a wrong program): those factors are replicated around the op.
@@ -244,6 +249,21 @@ _WRONG = {
 }
 
 
+def reducer(op: Op | None) -> str | None:
+    """The binary op a one-result ``stablehlo.reduce`` folds with (``stablehlo.maximum``),
+    None when `op` is not one or its body is more than that op."""
+    if op is None or op.name != "stablehlo.reduce" or len(op.results) != 1:
+        return None
+    body = op.regions[0].entry.ops
+    if (
+        len(body) != 2
+        or len(body[0].operands) != 2
+        or body[1].operands[0] is not body[0].results[0]
+    ):
+        return None
+    return body[0].name
+
+
 def reject_wrong_conversions(module: Module) -> None:
     """Raise at the first op the 0.10.2 global-to-local would convert into a wrong program.
 
@@ -254,6 +274,8 @@ def reject_wrong_conversions(module: Module) -> None:
     replicates those dims first, so after it this finds nothing.
     """
     for op in module.walk():
+        if op.name == "sdy.all_reduce":
+            _reject_non_sum_all_reduce(op)
         why = _WRONG.get(op.name)
         if why is None or all(_replicated(v) for v in (*op.operands, *op.results)):
             continue
@@ -290,3 +312,18 @@ def _wrong_factors(op: Op, rule: OpShardingRule) -> list[int]:
 def _tensors(op: Op, rule: OpShardingRule):
     values = (*op.operands, *op.results)
     return zip(values, (*rule.operand_mappings, *rule.result_mappings), strict=False)
+
+
+def _reject_non_sum_all_reduce(op: Op) -> None:
+    source = op.operands[0].defining_op
+    if source is None or source.name != "stablehlo.reduce":
+        return
+    kind = reducer(source)
+    if kind != "stablehlo.add":
+        raise ShardwiseError(
+            f"'sdy.all_reduce' after a stablehlo.reduce over a sharded dim whose op is "
+            f"{kind or 'a body of several ops'}: jaxlib 0.10.2's sdy-convert-global-to-local "
+            "combines the devices' partial results with an add (a wrong program); replicate "
+            "the reduced dim before the reduce, or partition without --like-shardy",
+            op.location,
+        )
