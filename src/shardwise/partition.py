@@ -18,9 +18,11 @@ the module:
    StableHLO collectives with explicit replica groups.
 
 A pass that cannot handle a construct raises a `ShardwiseError` naming the op; `partition`
-adds which step of the chain stopped. Before step 6 it also rejects the two constructs the
-0.10.2 global-to-local converts into a wrong program (`_check_before_conversion`), so that
-no program it writes is silently wrong where the reference's would be.
+adds which step of the chain stopped. By default the chain goes further than the reference
+(docs/partition.md, "What `shardwise partition` does instead"); with ``like_shardy`` it
+stops where the reference stops, and before step 6 also rejects the constructs the 0.10.2
+global-to-local converts into a wrong program (`_check_before_conversion`), so that no
+program it writes is silently wrong where the reference's would be.
 """
 
 from __future__ import annotations
@@ -66,9 +68,13 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     Unless `like_shardy`, the chain goes further than the reference where the reference
     stops (docs/partition.md, "Where Shardy stops"): before step 3 the ops the 0.10.2
     global-to-local rejects get reshards that make them local
-    (`convert_global_to_local.fallback`), and step 6 converts chlo ops, sharded constants
-    and whole-dim dynamic slices (`convert_global_to_local.extended`). Where the reference
-    partitions a module, both modes print its text.
+    (`convert_global_to_local.fallback`); after padding, reduces over padded dims are
+    masked (`convert_global_to_local.padding_masks`) and padding's own pads along sharded
+    dims are replicated; step 6 converts chlo ops, sharded constants, whole-dim dynamic
+    slices and non-sum all-reduces, and counts sub-axis offsets right
+    (`convert_global_to_local.extended`). Where the reference partitions a module into a
+    right program, both modes print its text; with `like_shardy` the programs it gets
+    wrong are errors (`_check_before_conversion`).
     """
     # Imported here: the command line loads this module, not the whole engine.
     from shardwise.export.convert_global_to_local.driver import convert
