@@ -126,7 +126,8 @@ def dynamic_slice(state: ConversionState, op: Op) -> None:
     if tuple(new_sizes) != result.shape:
         raise ShardwiseError(
             f"'stablehlo.dynamic_slice': the slice is {new_sizes} on each device but its "
-            f"result {result}: the operand and the result are sharded differently",
+            f"result {result}: the operand and the result are sharded differently (or the "
+            "operand is a loop-carried value, which the conversion leaves global)",
             op.location,
         )
     op.properties["slice_sizes"] = i64_array(new_sizes)
