@@ -201,3 +201,25 @@ func.func @main(%x: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
 """,
     "rejects",
 )
+
+BEYOND["argmax"] = (
+    """\
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8xf32>, tensor<8xf32>) {
+  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %1 = stablehlo.reduce(%x init: %m) applies stablehlo.maximum across dimensions = [0] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = stablehlo.negate %1 : tensor<8xf32>
+  %i = stablehlo.iota dim = 0 : tensor<8x8xi32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %3:2 = stablehlo.reduce(%x init: %m), (%i init: %z) across dimensions = [0] : (tensor<8x8xf32>, tensor<8x8xi32>, tensor<f32>, tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>)
+   reducer(%a: tensor<f32>, %c: tensor<f32>) (%b: tensor<i32>, %d: tensor<i32>)  {
+    %g = stablehlo.compare GT, %a, %c : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %g, %a, %c : tensor<i1>, tensor<f32>
+    %w = stablehlo.select %g, %b, %d : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %w : tensor<f32>, tensor<i32>
+  }
+  return %2, %3#0 : tensor<8xf32>, tensor<8xf32>
+}
+""",
+    "wrong",
+)

@@ -21,6 +21,8 @@ all-slice: this device's piece, communication-free).
 | sharded dim                                  | at the global index: a wrong program)       |
 | `custom_call` with a custom rule (LAPACK)    | every factor but those all its tensors have |
 |                                              | (the batch dims)                            |
+| `reduce` whose body is more than one op (an  | the reduced dims (and the all-reduce after  |
+| argmax) over a sharded dim                   | it goes)                                    |
 | `chlo.top_k`                                 | the last dim (the one it sorts): operand    |
 |                                              | and results lose its axes, other dims are   |
 |                                              | the result's                                |
@@ -45,6 +47,7 @@ from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.propagation.projection import ShardingProjection, UpdateTensorShardings
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
+from shardwise.rules.stablehlo_attrs import parse_i64_array
 from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
 
@@ -52,6 +55,7 @@ __all__ = [
     "replicate_where_the_reference_stops",
     "reject_wrong_conversions",
     "reducer",
+    "COMBINABLE",
     "PERMUTATION_OPS",
 ]
 
@@ -82,6 +86,8 @@ def replicate_where_the_reference_stops(module: Module) -> None:
                 _replicate_permutation_factors(op, rule, meshes)
         elif op.name == "stablehlo.custom_call":
             _replicate_unshared_factors(op, meshes)
+        elif op.name == "stablehlo.reduce" and reducer(op) not in COMBINABLE:
+            _gather_reduced_dims(op)
         elif op.name == "stablehlo.dynamic_update_slice":
             _replicate_partially_updated_dims(op, meshes)
         elif op.name == "chlo.top_k":
@@ -147,6 +153,58 @@ def _replicate_factors(
     if any(update.operands) or any(update.results):
         ctx = OpContext(op, rule, mesh_name, mesh, in_shardings, out_shardings, Builder(), meshes)
         insert_explicit_reshards(ctx, projection, update, in_shardings)
+
+
+# Reduce ops whose partial results per device an all-reduce can combine (extended.py).
+COMBINABLE = frozenset(
+    {
+        "stablehlo.add",
+        "stablehlo.maximum",
+        "stablehlo.minimum",
+        "stablehlo.multiply",
+        "stablehlo.and",
+        "stablehlo.or",
+    }
+)
+
+
+def _gather_reduced_dims(op: Op) -> None:
+    """A reduce whose body is more than one combinable op (an argmax), over a sharded dim:
+    the reduced dims are gathered before it and the ``sdy.all_reduce`` after it goes.
+
+    Each device's partial result (a max and its index) cannot be combined by an all-reduce;
+    on the whole dim, every device computes the whole result.
+    """
+    users = [u for r in op.results for u in r.users if u.name == "sdy.all_reduce"]
+    if not users:
+        return
+    dims = set(parse_i64_array(op.properties["dimensions"]))
+    count = len(op.operands) // 2
+    for index in range(count):
+        source = get_sharding(op.operands[index])
+        if source is None:
+            continue
+        target = source.replace_dims(
+            tuple(
+                DimensionSharding((), True) if d in dims else dim
+                for d, dim in enumerate(source.dim_shardings)
+            )
+        )
+        if target != source:
+            _reshard_operand(op, index, target)
+    for all_reduce in users:
+        (value,) = all_reduce.operands
+        out = get_sharding(all_reduce.results[0])
+        if out is not None:
+            set_sharding(value, out)
+        all_reduce.results[0].replace_all_uses_with(value)
+        all_reduce.erase()
+
+
+def _reshard_operand(op: Op, index: int, target: TensorSharding) -> None:
+    reshard = new_op("sdy.reshard", op.operands[index], {"sharding": target})
+    _insert_before(op, reshard)
+    op.set_operand(index, reshard.results[0])
 
 
 def _replicated(value: Value) -> bool:
