@@ -151,7 +151,8 @@ def all_reduce(state: ConversionState, op: Op) -> None:
     ``sdy.all_reduce`` sums, and the 0.10.2 global-to-local always gives the StableHLO
     all-reduce an ``add`` body, also after a reduce that takes the max of a sharded dim: a
     wrong program. Here the body is the reduce's op (max, min, product, and, or); a reduce
-    whose body is anything else is an error.
+    whose body is anything else has had its reduced dims gathered instead
+    (`fallback._gather_reduced_dims`), so one left here is an error.
     """
     source = op.operands[0].defining_op
     kind = reducer(source)
