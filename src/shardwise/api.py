@@ -73,17 +73,18 @@ class ShardedModule:
 
     # -- partitioning -----------------------------------------------------------------------
 
-    def partition(self, fuse_collectives: bool = False) -> ShardedModule:
+    def partition(self, fuse_collectives: bool = False, like_shardy: bool = False) -> ShardedModule:
         """The per-device program (`shardwise.partition`), as a new module; this one stays.
 
-        Raises a `ShardwiseError` naming the op where a pass of the chain cannot partition.
+        Raises a `ShardwiseError` naming the op where a pass of the chain cannot partition
+        (with `like_shardy`, wherever jaxlib 0.10.2's Shardy stops).
         """
         from shardwise.io.mlir import load_text
         from shardwise.partition import partition
 
         text = self.text
         module = load_text(text, self.ir.op.location.file)
-        partition(module, fuse_collectives=fuse_collectives)
+        partition(module, fuse_collectives=fuse_collectives, like_shardy=like_shardy)
         return ShardedModule(module, source=None, propagated=True)
 
     def collectives(self) -> list[Any]:

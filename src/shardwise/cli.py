@@ -229,7 +229,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 
     def run(module: Module) -> None:
         sources = source_ops(module)
-        partition(module, fuse_collectives=args.fuse_collectives)
+        partition(module, fuse_collectives=args.fuse_collectives, like_shardy=args.like_shardy)
         listed.append(to_json(collectives(module, sources)))
 
     status = _transform(args, run, "shardwise-partition")
@@ -361,6 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="canonicalize{enable-patterns=sdy-collective} first (all-reduce + slice -> "
         "reduce-scatter; the 0.10.2 global-to-local cannot lower it after a sharded dot)",
+    )
+    p.add_argument(
+        "--like-shardy",
+        action="store_true",
+        help="stop where jaxlib 0.10.2's Shardy stops (an error naming the op) instead of "
+        "the fallbacks of docs/partition.md",
     )
     p.set_defaults(run=_cmd_partition)
 

@@ -22,9 +22,11 @@ the module:
    (``ConversionOptions.beyond_reference``).
 
 A pass that cannot handle a construct raises a `ShardwiseError` naming the op; `partition`
-adds which step of the chain stopped. Before step 6 it also rejects the two constructs the
-0.10.2 global-to-local converts into a wrong program (`_check_before_conversion`), so that
-no program it writes is silently wrong where the reference's would be.
+adds which step of the chain stopped. By default the chain goes further than the reference
+(docs/partition.md, "What `shardwise partition` does instead"); with ``like_shardy`` it
+stops where the reference stops, and before step 6 also rejects the constructs the 0.10.2
+global-to-local converts into a wrong program (`_check_before_conversion`), so that no
+program it writes is silently wrong where the reference's would be.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def reference_chain(fuse_collectives: bool = False, pad: bool = False) -> list[s
 
 
 @sdy_pass("shardwise-partition")
-def partition(module: Module, fuse_collectives: bool = False) -> None:
+def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool = False) -> None:
     """The whole chain on `module`, in place: global types in, per-device types out.
 
     `fuse_collectives` runs ``canonicalize{enable-patterns=sdy-collective}`` after
@@ -66,9 +68,27 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
     0.10.2 global-to-local cannot lower a sharded contracting dot whose all-reduce was fused,
     so it is off by default: the plain chain partitions more programs. Padding runs only
     when some value's sharding does not divide its shape (`needs_padding`).
+
+    Unless `like_shardy`, the chain goes further than the reference where the reference
+    stops (docs/partition.md, "Where Shardy stops"): before step 3 the ops the 0.10.2
+    global-to-local rejects get reshards that make them local
+    (`convert_global_to_local.fallback`); after padding, reduces over padded dims are
+    masked (`convert_global_to_local.padding_masks`) and padding's own pads along sharded
+    dims are replicated; step 6 converts chlo ops, sharded constants, whole-dim dynamic
+    slices and non-sum all-reduces, and counts sub-axis offsets right
+    (`convert_global_to_local.extended`). Where the reference partitions a module into a
+    right program, both modes print its text; with `like_shardy` the programs it gets
+    wrong are errors (`_check_before_conversion`).
     """
     # Imported here: the command line loads this module, not the whole engine.
     from shardwise.export.convert_global_to_local.driver import convert
+    from shardwise.export.convert_global_to_local.fallback import (
+        replicate_where_the_reference_stops,
+    )
+    from shardwise.export.convert_global_to_local.padding_masks import (
+        mask_padded_reductions,
+        record_reductions,
+    )
     from shardwise.export.convert_global_to_local.state import ConversionOptions
     from shardwise.export.explicit_reshards.insert_explicit_reshards import (
         insert_explicit_reshards,
@@ -81,14 +101,23 @@ def partition(module: Module, fuse_collectives: bool = False) -> None:
 
     _step(0, propagation_pipeline, module)
     _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
-    _step(1, insert_if_branch_reshards, module)  # beyond the reference: `if` is no data-flow op
+    if not like_shardy:
+        _step(1, insert_if_branch_reshards, module)  # `if` is no data-flow op in Shardy
+        _step(1, replicate_where_the_reference_stops, module)
     _step(2, reshard_to_collectives, module)
     if fuse_collectives:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
+        reductions = record_reductions(module)
         _step(_PAD, pad_for_divisibility, module)
-    _step(5, _check_before_conversion, module)
-    _step(5, lambda m: convert(m, ConversionOptions(beyond_reference=True)), module)
+        if not like_shardy:  # padding's pads along a sharded dim: replicated around them
+            mask_padded_reductions(module, reductions)
+            _step(_PAD, replicate_where_the_reference_stops, module)
+            _step(2, reshard_to_collectives, module)
+    if like_shardy:
+        _step(5, _check_before_conversion, module)
+    options = ConversionOptions(beyond_reference=not like_shardy)
+    _step(5, lambda m: convert(m, options), module)
 
 
 def _step(index: int, run: Callable[[Module], None], module: Module) -> None:
@@ -113,9 +142,11 @@ def _check_before_conversion(module: Module) -> None:
     that makes a permute: the 40 permutes over sub-axes all compute wrong values, the 414
     others all compute right ones.
     """
+    from shardwise.export.convert_global_to_local.fallback import reject_wrong_conversions
     from shardwise.rules.stablehlo_attrs import parse_i64_array
     from shardwise.sdy.shardings import get_sharding
 
+    reject_wrong_conversions(module)  # reverse, convolution windows, dynamic_update_slice
     for op in module.walk():
         if op.name == "sdy.collective_permute":
             _check_permute(op, get_sharding(op.operands[0]), get_sharding(op.results[0]))

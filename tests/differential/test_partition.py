@@ -43,10 +43,9 @@ REFERENCE_WRONG = {
     "permute_sub_axes": "'sdy.collective_permute' from .* moves tiles of the sub-axis \"b\"",
 }
 
-# Models the reference rejects and ours partitions further (`ConversionOptions.
-# beyond_reference`); tests/check/test_partition_beyond_calls.py shows them EQUAL.
-BEYOND_REFERENCE = {"convnet.mlir", "explicit_reshard.mlir", "fft.mlir", "nested_calls.mlir"}
-BEYOND_REFERENCE |= {"while_loop.mlir"}
+# Where the reference stops, the default mode partitions further (`ConversionOptions.
+# beyond_reference`, the fallback reshards): every corpus model and hand program gives a
+# program there; tests/check/test_partition_beyond_{calls,ops}.py show them EQUAL.
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +63,9 @@ def _reference(worker: ReferenceWorker, text: str, fuse: bool) -> dict[bool, tup
     return {False: outputs[0], True: outputs[1]}
 
 
-def _ours(text: str, name: str, fuse: bool = False) -> str:
+def _ours(text: str, name: str, fuse: bool = False, like_shardy: bool = True) -> str:
     module = load_text(text, name)
-    partition(module, fuse_collectives=fuse)
+    partition(module, fuse_collectives=fuse, like_shardy=like_shardy)
     return write_text(module)
 
 
@@ -79,16 +78,16 @@ def _compare(worker: ReferenceWorker, text: str, name: str, fuse: bool) -> bool:
         with pytest.raises(ShardwiseError, match=REFERENCE_WRONG[name]):
             _ours(text, name, fuse)
         return True
-    if not ok and name in BEYOND_REFERENCE:
-        assert _ours(text, name, fuse)
-        return False
     if not ok:
         with pytest.raises(ShardwiseError) as raised:
             _ours(text, name, fuse)
         assert raised.value.location.file == name and raised.value.location.line > 0
         assert any("while partitioning, in sdy-" in n for n in raised.value.notes)
+        assert "func.func" in _ours(text, name, fuse, like_shardy=False)
         return False
     assert _ours(text, name, fuse) == expected
+    # Going further than Shardy changes nothing where Shardy partitions.
+    assert _ours(text, name, fuse, like_shardy=False) == expected
     # Padding is a no-op where every sharding divides: the chain without it agrees.
     plain_ok, plain = ref[False]
     assert plain_ok == (name not in NEEDS_PADDING)
@@ -191,7 +190,8 @@ def test_cli_lists_permutes_and_all_to_alls(tmp_path, name, kinds) -> None:
 def test_cli_error_names_the_op(tmp_path, capsys) -> None:
     src = tmp_path / "gpt_block.mlir"
     src.write_text((_DATA / "gpt_block.mlir").read_text())
-    assert cli.main(["partition", str(src), "-o", str(tmp_path / "o.mlir")]) == 1
+    out = str(tmp_path / "o.mlir")
+    assert cli.main(["partition", str(src), "-o", out, "--like-shardy"]) == 1
     err = capsys.readouterr().err
     assert f"{src}:35:11: error: 'stablehlo.slice' op dimension 2 is sharded" in err
     assert "in sdy-convert-global-to-local" in err

@@ -13,6 +13,7 @@ a table indexed by ``stablehlo.partition_id``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 from shardwise.axis import AxisRef
 from shardwise.errors import UnsupportedError, VerifyError
@@ -93,9 +94,16 @@ def shard_index(device: int, mesh: Mesh, axes: Sequence[AxisRef]) -> int:
                 stride *= mesh_axis.size
             if mesh_axis.name == axis.name:
                 found = True
-        coordinate = (logical // (stride * axis.pre_size)) % size
+        # `shardwise partition` (extended.py): a sub-axis's coordinate counts the minor
+        # parts of its axis after it, not the major ones before it (`pre_size`).
+        within = mesh.axis_size(axis.name) // (axis.pre_size * size) if SUB_AXES.get() else 0
+        coordinate = (logical // (stride * (within or axis.pre_size))) % size
         index = index * size + coordinate
     return index
+
+
+# True while `shardwise partition` converts (`extended.sub_axis_offsets`).
+SUB_AXES: ContextVar[bool] = ContextVar("shardwise_sub_axis_offsets", default=False)
 
 
 class OpBuilder:

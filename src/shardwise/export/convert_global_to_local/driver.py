@@ -30,10 +30,13 @@ a `ShardwiseError` naming the op instead (see `_check_converted`):
 | stride over a sharded dim                     |                                           |
 | gather with non-i64 indices into a collapsed  | crashes                                   |
 | sharded dim                                   |                                           |
+| custom call output aliasing an operand        | verifier: output_operand_alias shapes     |
+| sharded otherwise                             | mismatch                                  |
 
 [1] converted with ``ConversionOptions.beyond_reference`` (`convert`, which `shardwise
 partition` calls; the pass by its Shardy name keeps the reference's options): `calls.py`,
-`control_flow.py`.
+`control_flow.py`; and the op-level local forms of `extended.py` (chlo ops, sharded
+constants, whole-dim dynamic slices).
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ from collections.abc import Sequence
 
 from shardwise.errors import ShardwiseError, VerifyError
 from shardwise.export.convert_global_to_local.aliases import check_output_operand_aliases
+from shardwise.export.convert_global_to_local.builder import SUB_AXES
 from shardwise.export.convert_global_to_local.calls import CALL_PATTERNS
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
 from shardwise.export.convert_global_to_local.control_flow import CONTROL_FLOW_PATTERNS
+from shardwise.export.convert_global_to_local.extended import extended_pattern
 from shardwise.export.convert_global_to_local.ops import OP_PATTERNS, generic
 from shardwise.export.convert_global_to_local.state import ConversionOptions, ConversionState
 from shardwise.export.convert_global_to_local.windowed import WINDOWED_PATTERNS
@@ -85,7 +90,15 @@ def convert_global_to_local(
 
 
 def convert(module: Module, options: ConversionOptions) -> None:
-    """The conversion with `options`, some of which the reference's pass does not have."""
+    """The conversion with `options` (``beyond_reference``: `shardwise partition`'s mode)."""
+    token = SUB_AXES.set(options.beyond_reference)
+    try:
+        _convert(module, options)
+    finally:
+        SUB_AXES.reset(token)
+
+
+def _convert(module: Module, options: ConversionOptions) -> None:
     meshes = {k: v for k, v in module.meshes().items() if isinstance(v, Mesh)}
     state = ConversionState(module, options, meshes, _next_channel_id(module))
     state.collect_arg_shardings()
@@ -95,7 +108,9 @@ def convert(module: Module, options: ConversionOptions) -> None:
             continue
         # An op of an unregistered dialect is converted like any StableHLO op by the
         # reference (results to local types by their shardings), not refused.
-        beyond = BEYOND_REFERENCE_PATTERNS.get(op.name) if options.beyond_reference else None
+        beyond = None
+        if options.beyond_reference:
+            beyond = BEYOND_REFERENCE_PATTERNS.get(op.name) or extended_pattern(op)
         (beyond or _pattern(op, module.unregistered_ops))(state, op)
     state.finish()
     _check_converted(module)

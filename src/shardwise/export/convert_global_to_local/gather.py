@@ -94,7 +94,11 @@ def sharded_gather(state: ConversionState, op: Op, sharding: TensorSharding) -> 
     b = OpBuilder(op)
     index_map = _field(numbers, "start_index_map")
     index_type = tensor_type(indices).element_type
-    if any(d in index_map for d in trivial) and index_type != I64:
+    narrow = any(d in index_map for d in trivial) and index_type != I64
+    if narrow and state.options.beyond_reference:  # shardwise partition: use i64 indices
+        i64_indices = TensorType(tensor_type(indices).shape, I64)
+        indices = b.value("stablehlo.convert", [indices], i64_indices)
+    elif narrow:
         raise ReferenceDefectError(
             f"'stablehlo.gather' with {index_type} start indices indexing a "
             f"sharded operand dimension sliced to size 1 (dims {trivial}): the reference "

@@ -30,8 +30,9 @@ class ConversionOptions:
     combine_multi_dimension_reduce_scatter: bool = False
     enable_rgv3: bool = False
     # Not an option of the reference: `shardwise partition` converts what the reference
-    # rejects (calls whose types change, loops carrying sharded values; `calls.py`,
-    # `control_flow.py`). Where the reference converts, the output stays its own.
+    # rejects (calls whose types change, loops carrying sharded values: `calls.py`,
+    # `control_flow.py`; op-level local forms: `extended.py`). Where the reference converts,
+    # the output stays its own.
     beyond_reference: bool = False
 
 

@@ -1,0 +1,387 @@
+"""Going further than Shardy: make local what the 0.10.2 global-to-local rejects.
+
+`shardwise partition` runs this on the global program after
+``sdy-insert-explicit-reshards`` and before ``sdy-reshard-to-collectives``
+(`replicate_where_the_reference_stops`), so the ``sdy.reshard`` ops it inserts become
+collectives like any other. It is XLA's SPMD fallback: a dim the op cannot compute
+shard by shard is made replicated before the op (an all-gather along it), the op runs on
+the whole dim on every device, and the result is cut back to its sharding after it (an
+all-slice: this device's piece, communication-free).
+
+| op                                           | what is replicated                          |
+| -------------------------------------------- | ------------------------------------------- |
+| `slice` partial along a sharded dim          | the sliced dims (their permutation factors) |
+| `concatenate` along a sharded dim            | the concatenated dim                        |
+| `pad` along a sharded dim (a user's pad)     | the padded dims                             |
+| `reduce_window`, `select_and_scatter` with a | the windowed dims                           |
+| window or stride over a sharded dim          |                                             |
+| `chlo` elementwise ops (no sharding rule,    | nothing: operands are resharded to the      |
+| so no reshard was inserted)                  | result's sharding                           |
+| `dynamic_update_slice` updating part of a    | that dim (the reference updates each shard  |
+| sharded dim                                  | at the global index: a wrong program)       |
+| `custom_call` with a custom rule (LAPACK)    | every factor but those all its tensors have |
+|                                              | (the batch dims)                            |
+| `reduce` whose body is more than one op (an  | the reduced dims (and the all-reduce after  |
+| argmax) over a sharded dim                   | it goes)                                    |
+| `chlo.top_k`                                 | the last dim (the one it sorts): operand    |
+|                                              | and results lose its axes, other dims are   |
+|                                              | the result's                                |
+
+A slice dim that is communication-free (from 0, stride 1, as many elements per shard) is
+left as it is, as the global-to-local converts it. Only ops the reference would reject are
+touched, so a module the reference partitions is left byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shardwise.errors import ShardwiseError
+from shardwise.export.explicit_reshards.process_op import OpContext, insert_explicit_reshards
+from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable, new_op
+from shardwise.export.resolve_permutation_factors import (
+    _common_mesh_name,
+    _replicate_permutation_factors,
+)
+from shardwise.ir import Module, Op, TensorType, Value
+from shardwise.propagation.projection import ShardingProjection, UpdateTensorShardings
+from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
+from shardwise.rules.stablehlo_attrs import parse_i64_array
+from shardwise.sdy.shardings import get_sharding, set_sharding
+from shardwise.sharding import DimensionSharding, TensorSharding
+
+__all__ = [
+    "replicate_where_the_reference_stops",
+    "reject_wrong_conversions",
+    "reducer",
+    "COMBINABLE",
+    "PERMUTATION_OPS",
+]
+
+# Ops whose sharded permutation factors the global-to-local rejects (or, for a pad, converts
+# into a wrong program): those factors are replicated around the op.
+PERMUTATION_OPS = frozenset(
+    {
+        "stablehlo.slice",
+        "stablehlo.concatenate",
+        "stablehlo.pad",
+        "stablehlo.reduce_window",
+        "stablehlo.select_and_scatter",
+        "stablehlo.reverse",
+        "stablehlo.convolution",
+    }
+)
+
+
+def replicate_where_the_reference_stops(module: Module) -> None:
+    """Insert the reshards that make every op above local (see the module's table)."""
+    meshes = MeshTable(module.meshes())
+    for op in list(module.op.walk_post_order()):
+        if op.name in PERMUTATION_OPS:
+            if all(_replicated(v) for v in (*op.operands, *op.results)):
+                continue
+            rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+            if rule is not None and not rule.is_custom_rule and rule.permutation_factors:
+                _replicate_permutation_factors(op, rule, meshes)
+        elif op.name == "stablehlo.custom_call":
+            _replicate_unshared_factors(op, meshes)
+        elif op.name == "stablehlo.reduce" and reducer(op) not in COMBINABLE:
+            _gather_reduced_dims(op)
+        elif op.name == "stablehlo.dynamic_update_slice":
+            _replicate_partially_updated_dims(op, meshes)
+        elif op.name == "chlo.top_k":
+            _reshard_top_k(op)
+        elif op.name.startswith("chlo.") and is_elementwise(op):
+            _reshard_operands_to(op, get_sharding(op.results[0]))
+
+
+def _replicate_unshared_factors(op: Op, meshes: MeshTable) -> None:
+    """A custom call with a custom rule (a LAPACK call, ...): only the factors every tensor
+    has (its batch dims) may stay sharded; the others are replicated around the call.
+
+    Its rule names a factor per dim of each tensor and shares only the batch dims, so
+    `sdy-insert-explicit-reshards` leaves the operands as they are: a sharded matrix dim
+    would give the call a piece of each matrix (and an aliased operand another shape).
+    """
+    rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+    if rule is None or not rule.is_custom_rule:
+        return
+    factors = range(rule.num_factors)
+    _replicate_factors(
+        op, rule, [f for f in factors if not rule.is_factor_in_all_non_scalar_tensors(f)], meshes
+    )
+
+
+def _replicate_partially_updated_dims(op: Op, meshes: MeshTable) -> None:
+    """A ``dynamic_update_slice`` whose update covers part of a sharded dim: that dim is
+    replicated around it.
+
+    Its rule lets the operand's dim pass through (each device would update its own shard),
+    but the 0.10.2 global-to-local then updates each shard at the global start index: a
+    wrong program (`tests/check/test_partition_beyond_ops.py` runs the reference's).
+    """
+    rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+    if rule is None or rule.is_custom_rule:
+        return
+    operand, update = op.operands[0].type, op.operands[1].type
+    assert isinstance(operand, TensorType) and isinstance(update, TensorType)
+    partial = [d for d in range(operand.rank) if operand.shape[d] != update.shape[d]]
+    factors = [f for d in partial for f in rule.operand_mappings[0][d]]
+    _replicate_factors(op, rule, factors, meshes)
+
+
+def _replicate_factors(
+    op: Op, rule: OpShardingRule, factors: Sequence[int], meshes: MeshTable
+) -> None:
+    """Reshards that leave `factors` unsharded on every tensor of `op` (results resharded back
+    after it), as `sdy-insert-explicit-reshards` inserts them."""
+    if not factors or all(_replicated(v) for v in (*op.operands, *op.results)):
+        return
+    in_shardings = [get_sharding(v) for v in op.operands]
+    out_shardings = [get_sharding(v) for v in op.results]
+    mesh_name = _common_mesh_name(in_shardings, out_shardings, meshes)
+    if mesh_name is None:
+        return
+    mesh = meshes.of_name(mesh_name)
+    projection = ShardingProjection.build(
+        in_shardings, out_shardings, rule, mesh, closed_if_missing=True
+    )
+    update = UpdateTensorShardings.none(len(op.operands), len(op.results))
+    for factor in factors:
+        update |= projection.update_sharding(factor, (), ())
+    if any(update.operands) or any(update.results):
+        ctx = OpContext(op, rule, mesh_name, mesh, in_shardings, out_shardings, Builder(), meshes)
+        insert_explicit_reshards(ctx, projection, update, in_shardings)
+
+
+# Reduce ops whose partial results per device an all-reduce can combine (extended.py).
+COMBINABLE = frozenset(
+    {
+        "stablehlo.add",
+        "stablehlo.maximum",
+        "stablehlo.minimum",
+        "stablehlo.multiply",
+        "stablehlo.and",
+        "stablehlo.or",
+    }
+)
+
+
+def _gather_reduced_dims(op: Op) -> None:
+    """A reduce whose body is more than one combinable op (an argmax), over a sharded dim:
+    the reduced dims are gathered before it and the ``sdy.all_reduce`` after it goes.
+
+    Each device's partial result (a max and its index) cannot be combined by an all-reduce;
+    on the whole dim, every device computes the whole result.
+    """
+    users = [u for r in op.results for u in r.users if u.name == "sdy.all_reduce"]
+    if not users:
+        return
+    dims = set(parse_i64_array(op.properties["dimensions"]))
+    count = len(op.operands) // 2
+    for index in range(count):
+        source = get_sharding(op.operands[index])
+        if source is None:
+            continue
+        target = source.replace_dims(
+            tuple(
+                DimensionSharding((), True) if d in dims else dim
+                for d, dim in enumerate(source.dim_shardings)
+            )
+        )
+        if target != source:
+            _reshard_operand(op, index, target)
+    for all_reduce in users:
+        (value,) = all_reduce.operands
+        out = get_sharding(all_reduce.results[0])
+        if out is not None:
+            set_sharding(value, out)
+        all_reduce.results[0].replace_all_uses_with(value)
+        all_reduce.erase()
+
+
+def _reshard_operand(op: Op, index: int, target: TensorSharding) -> None:
+    reshard = new_op("sdy.reshard", op.operands[index], {"sharding": target})
+    _insert_before(op, reshard)
+    op.set_operand(index, reshard.results[0])
+
+
+def _replicated(value: Value) -> bool:
+    sharding = get_sharding(value)
+    return sharding is None or sharding.is_fully_replicated
+
+
+def is_elementwise(op: Op) -> bool:
+    """All operands and results are tensors of one shape (a chlo op without broadcasting)."""
+    types = [v.type for v in (*op.operands, *op.results)]
+    if not types or not all(isinstance(t, TensorType) for t in types):
+        return False
+    shapes = {t.shape for t in types if isinstance(t, TensorType)}
+    return len(shapes) == 1
+
+
+def _reshard_top_k(op: Op) -> None:
+    """Operand and results sharded like result 0, the last (sorted) dim replicated."""
+    wanted = get_sharding(op.results[0])
+    if wanted is None:
+        _reshard_operands_to(op, None)
+        return
+    local = _without_last_dim(wanted)
+    for result in op.results:
+        old = get_sharding(result)
+        if old is not None and old != local:
+            _reshard_result(op, result, local, old)
+    _reshard_operands_to(op, local)
+
+
+def _without_last_dim(sharding: TensorSharding) -> TensorSharding:
+    dims = list(sharding.dim_shardings)
+    if dims:
+        dims[-1] = DimensionSharding((), True)
+    return sharding.replace_dims(tuple(dims))
+
+
+def _reshard_operands_to(op: Op, target: TensorSharding | None) -> None:
+    """An ``sdy.reshard`` to `target` before each operand sharded otherwise."""
+    for index, operand in enumerate(op.operands):
+        source = get_sharding(operand)
+        wanted = target if target is not None else _replicated_like(source)
+        if wanted is None or source == wanted:
+            continue
+        if source is None and wanted.is_fully_replicated:
+            continue
+        if isinstance(operand.type, TensorType) and operand.type.rank != wanted.rank:
+            raise ShardwiseError(
+                f"'{op.name}': operand {index} has rank {operand.type.rank} but the result's "
+                f"sharding {wanted} has rank {wanted.rank}: no reshard makes it local",
+                op.location,
+            )
+        reshard = new_op("sdy.reshard", operand, {"sharding": wanted})
+        _insert_before(op, reshard)
+        op.set_operand(index, reshard.results[0])
+
+
+def _replicated_like(sharding: TensorSharding | None) -> TensorSharding | None:
+    if sharding is None or sharding.is_fully_replicated:
+        return None
+    return TensorSharding.fully_closed(sharding.mesh_or_ref, sharding.rank)
+
+
+def _reshard_result(op: Op, result: Value, local: TensorSharding, old: TensorSharding) -> None:
+    """`result` gets sharding `local`; its users read an ``sdy.reshard`` back to `old`."""
+    uses = list(result.uses)
+    set_sharding(result, local)
+    reshard = new_op("sdy.reshard", result, {"sharding": old})
+    _insert_after(op, reshard)
+    for user, index in uses:
+        user.set_operand(index, reshard.results[0])
+
+
+def _insert_before(anchor: Op, op: Op) -> None:
+    block = anchor.parent
+    assert block is not None
+    block.insert_before(anchor, op)
+
+
+def _insert_after(anchor: Op, op: Op) -> None:
+    block = anchor.parent
+    assert block is not None
+    following: Sequence[Op] = block.ops
+    i = following.index(anchor)
+    if i + 1 < len(following):
+        block.insert_before(following[i + 1], op)
+    else:
+        block.append(op)
+
+
+# -- what the reference converts into a wrong program -------------------------------------------
+
+_WRONG = {
+    "stablehlo.reverse": "each device would reverse its own shard, and the shards would not "
+    "swap places",
+    "stablehlo.convolution": "each device would convolve its own shard of a windowed dim, "
+    "without the elements of its neighbours' shards",
+    "stablehlo.dynamic_update_slice": "each device would update its own shard at the global "
+    "start index",
+}
+
+
+def reducer(op: Op | None) -> str | None:
+    """The binary op a one-result ``stablehlo.reduce`` folds with (``stablehlo.maximum``),
+    None when `op` is not one or its body is more than that op."""
+    if op is None or op.name != "stablehlo.reduce" or len(op.results) != 1:
+        return None
+    body = op.regions[0].entry.ops
+    if (
+        len(body) != 2
+        or len(body[0].operands) != 2
+        or body[1].operands[0] is not body[0].results[0]
+    ):
+        return None
+    return body[0].name
+
+
+def reject_wrong_conversions(module: Module) -> None:
+    """Raise at the first op the 0.10.2 global-to-local would convert into a wrong program.
+
+    A ``reverse`` or ``convolution`` with a sharded permutation factor (a reversed dim, a
+    windowed spatial dim), a ``dynamic_update_slice`` updating part of a sharded dim: the
+    reference converts each shard by itself (`shardwise check` runs its programs:
+    `tests/check/test_partition_beyond_ops.py`). `replicate_where_the_reference_stops`
+    replicates those dims first, so after it this finds nothing.
+    """
+    for op in module.walk():
+        if op.name == "sdy.all_reduce":
+            _reject_non_sum_all_reduce(op)
+        why = _WRONG.get(op.name)
+        if why is None or all(_replicated(v) for v in (*op.operands, *op.results)):
+            continue
+        rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+        if rule is None or rule.is_custom_rule:
+            continue
+        factors = set(_wrong_factors(op, rule))
+        for tensor, (value, mapping) in enumerate(_tensors(op, rule)):
+            sharding = get_sharding(value)
+            if sharding is None:
+                continue
+            for dim, dim_factors in enumerate(mapping):
+                axes = sharding.dim_shardings[dim].axes
+                if axes and factors.intersection(dim_factors):
+                    raise ShardwiseError(
+                        f"'{op.name}': dimension {dim} of tensor {tensor} is sharded on "
+                        f"{', '.join(str(a) for a in axes)}: {why} (jaxlib 0.10.2's "
+                        "sdy-convert-global-to-local converts it so, into a wrong program); "
+                        "replicate that dimension before the op, or partition without "
+                        "--like-shardy",
+                        op.location,
+                    )
+
+
+def _wrong_factors(op: Op, rule: OpShardingRule) -> list[int]:
+    if op.name != "stablehlo.dynamic_update_slice":
+        return list(rule.permutation_factors)
+    operand, update = op.operands[0].type, op.operands[1].type
+    assert isinstance(operand, TensorType) and isinstance(update, TensorType)
+    partial = [d for d in range(operand.rank) if operand.shape[d] != update.shape[d]]
+    return [f for d in partial for f in rule.operand_mappings[0][d]]
+
+
+def _tensors(op: Op, rule: OpShardingRule):
+    values = (*op.operands, *op.results)
+    return zip(values, (*rule.operand_mappings, *rule.result_mappings), strict=False)
+
+
+def _reject_non_sum_all_reduce(op: Op) -> None:
+    source = op.operands[0].defining_op
+    if source is None or source.name != "stablehlo.reduce":
+        return
+    kind = reducer(source)
+    if kind != "stablehlo.add":
+        raise ShardwiseError(
+            f"'sdy.all_reduce' after a stablehlo.reduce over a sharded dim whose op is "
+            f"{kind or 'a body of several ops'}: jaxlib 0.10.2's sdy-convert-global-to-local "
+            "combines the devices' partial results with an add (a wrong program); replicate "
+            "the reduced dim before the reduce, or partition without --like-shardy",
+            op.location,
+        )
