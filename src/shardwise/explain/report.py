@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from shardwise.explain.graph import is_collective, program_graph
 from shardwise.explain.places import stopped_json, where
 from shardwise.explain.provenance import func_result_of_key
 from shardwise.explain.run import all_keys, explain_module, key_name, key_type, mlir_name
@@ -101,6 +102,8 @@ class Report:
     summary: dict[str, float | int] = field(default_factory=dict)
     # Ops without a sharding rule (they replicate what flows through them), sorted.
     ops_without_rule: list[str] = field(default_factory=list)
+    # The program graph the HTML page draws (`graph.program_graph`); not in `to_json`.
+    graph: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -213,15 +216,16 @@ def enumerate_collectives(
 
 def _collectives_of_propagated(module: Module, link: LinkModel) -> list[Collective]:
     """Insert the reshards and collectives into a propagated module (in place); list them."""
+    return [_collective(module, op, link) for op in _insert_collectives(module)]
+
+
+def _insert_collectives(module: Module) -> list[Op]:
+    """The collectives the export passes insert into a propagated module (in place)."""
     from shardwise.passes import run_pass
 
     run_pass(module, "sdy-insert-explicit-reshards{enable-full-version=true}")
     run_pass(module, "sdy-reshard-to-collectives")
-    return [
-        _collective(module, op, link)
-        for op in module.walk()
-        if op.name.removeprefix("sdy.") in COLLECTIVES and op.name.startswith("sdy.")
-    ]
+    return [op for op in module.walk() if is_collective(op)]
 
 
 def build_report(
@@ -250,7 +254,11 @@ def build_report(
         report.values.append(_value_entry(ex, key, explanations))
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
     # collectives are read from it instead of propagating a second copy.
-    report.collectives = _collectives_of_propagated(module, link)
+    inserted = _insert_collectives(module)
+    report.collectives = [_collective(module, op, link) for op in inserted]
+    index = {key: i for i, key in enumerate(keys)}
+    shardings = [v["sharding"] for v in report.values]
+    report.graph = program_graph(module, index, shardings, inserted)
     report.summary = summary(report.collectives, module, lambda v: _value_bytes(module, v))
     _totals(report)
     return report
