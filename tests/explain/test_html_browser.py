@@ -53,9 +53,10 @@ class Browser:
         to_child, self._out = os.pipe()  # we write commands to fd 3 of the child
         self._in, from_child = os.pipe()  # it writes answers and events to fd 4
 
-        def fds() -> None:
-            os.dup2(to_child, 3)
-            os.dup2(from_child, 4)
+        def fds() -> None:  # copies first: dup2 onto itself would keep the fd close-on-exec
+            read, write = os.dup(to_child), os.dup(from_child)
+            os.dup2(read, 3)
+            os.dup2(write, 4)
 
         self.proc = subprocess.Popen(
             [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"],

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shardwise.api import parse_sharding
-from shardwise.explain.html import render_html
+from shardwise.explain.html import FILE_MARK, decode_data, render_html
 from shardwise.explain.progress import Progress
 from shardwise.explain.report import (
     COLLECTIVES,
@@ -132,11 +132,12 @@ def test_report_json_and_html_on_the_bundled_example() -> None:
     assert tags.external == []  # self-contained: no network
     # two header rows, one collective, one mesh axis (the values are in the graph)
     assert tags.tags["tr"] == 2 + 1 + 1
-    embedded = json.loads(page.split('id="data">', 1)[1].split("</script>", 1)[0])
+    embedded = decode_data(page)
     # Each value once, its explanation as indices into the table of distinct lines.
     assert len(embedded["values"]) == len(data["values"])
     for v, compact in zip(data["values"], embedded["values"], strict=True):
-        assert "\n".join(embedded["lines"][i] for i in compact[5]) == v["explanation"]
+        text = "\n".join(embedded["lines"][i] for i in compact[5])
+        assert text.replace(FILE_MARK, embedded["file"]) == v["explanation"]
     # The graph: one node per op of main, its arguments and its result; the all_reduce is a
     # mark on the edge from the second matmul to what uses it.
     graph = embedded["graph"]

@@ -169,6 +169,8 @@ def _block_graph(g: _Graph, gid: int, block: Block, func: str, result_keys: list
         if is_collective(op) or op.name in _TERMINATORS:
             continue
         label = op.name.removeprefix("stablehlo.")
+        if op.name == "func.call":
+            label = f"call @{callee_name(op)}"
         node = g.add_node(gid, "op", label, g.values_of(op.results))
         for v in op.results:
             node_of[id(v)] = node

@@ -8,11 +8,14 @@ bytes. A click on a node shows its values' explanations, by the user's names; th
 fragment ``#value=<name>`` opens one. Then the collectives and the totals per mesh axis.
 
 Size: each value's explanation is stored once, as indices into one table of distinct lines
-(long chains repeat the same lines from value to value); the page joins them on a click.
+(long chains repeat the same lines from value to value); the page joins them on a click. The
+data is gzipped JSON in base64, which the browser inflates (`DecompressionStream`).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 from typing import Any
@@ -21,7 +24,7 @@ from shardwise.explain.html_script import CSS, ERRORS_JS, GRAPH_JS
 from shardwise.explain.report import Report
 from shardwise.explain.summary import summary_line
 
-__all__ = ["page_data", "render_html"]
+__all__ = ["FILE_MARK", "decode_data", "encode_data", "page_data", "render_html"]
 
 
 def _cost_line(report: Report) -> str:
@@ -47,12 +50,18 @@ def _explanation(value: dict) -> str:
     return f"{value['name']} : {value['type']}\n  sharding: {sharding}"
 
 
+# Stands for the input's file name in the lines of the explanations (every location names it).
+FILE_MARK = "\u0001"
+
+
 def page_data(report: Report, title: str) -> dict[str, Any]:
-    """What the page's script reads: compact lists (see `graph.py` for the graph's)."""
+    """What the page's script reads: compact lists (see `graph.py` for the graph's). The
+    explanations' lines name `title` (the input file) as `FILE_MARK`."""
     lines: dict[str, int] = {}
     values = []
     for v in report.values:
-        ids = [lines.setdefault(line, len(lines)) for line in _explanation(v).split("\n")]
+        text = _explanation(v).replace(title + ":", FILE_MARK + ":") if title else _explanation(v)
+        ids = [lines.setdefault(line, len(lines)) for line in text.split("\n")]
         values.append(
             [v["name"], v["mlir_name"], v["type"], v["sharding"], v["bytes_per_device"], ids]
         )
@@ -62,12 +71,25 @@ def page_data(report: Report, title: str) -> dict[str, Any]:
     ]
     return {
         "title": title,
+        "file": title,
         "summary": report.summary,
         "values": values,
         "lines": list(lines),
         "collectives": collectives,
         "graph": report.graph,
     }
+
+
+def encode_data(data: dict[str, Any]) -> str:
+    """The page's data as the script reads it: JSON, gzipped, in base64."""
+    text = json.dumps(data, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(text, mtime=0)).decode()
+
+
+def decode_data(page: str) -> dict[str, Any]:
+    """The data of a page `render_html` wrote (for tests and tools)."""
+    payload = page.split('id="data">', 1)[1].split("</script>", 1)[0]
+    return json.loads(gzip.decompress(base64.b64decode(payload)))
 
 
 def _tables(report: Report) -> str:
@@ -106,7 +128,7 @@ def render_html(report: Report, title: str) -> str:
         f"{n_ops} ops in {len(graph.get('graphs', []))} graphs, {len(report.values)} values, "
         f"{len(report.collectives)} collectives"
     )
-    payload = json.dumps(page_data(report, title), separators=(",", ":")).replace("</", "<\\/")
+    payload = encode_data(page_data(report, title))
     e = html.escape
     return "".join(
         [
@@ -126,7 +148,7 @@ def render_html(report: Report, title: str) -> str:
             '<div id="detail">click an op</div><h2>Shardings</h2>',
             f'<div id="legend">{_legend(report)}</div></div></div>',
             _tables(report),
-            f'<script type="application/json" id="data">{payload}</script>',
+            f'<script type="application/octet-stream" id="data">{payload}</script>',
             f"<script>{GRAPH_JS}</script>",
             "</body></html>\n",
         ]

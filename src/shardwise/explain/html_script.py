@@ -48,16 +48,29 @@ text.c{fill:#b00;font-weight:bold;pointer-events:auto;cursor:pointer}
 ERRORS_JS = """
 window.addEventListener('error',function(e){var r=document.documentElement;
 r.dataset.jsErrors=(r.dataset.jsErrors||'')+String(e.message)+';';});
+window.addEventListener('unhandledrejection',function(e){var r=document.documentElement;
+r.dataset.jsErrors=(r.dataset.jsErrors||'')+String(e.reason)+';';});
 """
 
 GRAPH_JS = r"""
 'use strict';
-const D=JSON.parse(document.getElementById('data').textContent);
-const G=D.graph, N=G.nodes, E=G.edges, V=D.values;
 const W=150, H=22, GX=14, GY=28, PAD=10, HEAD=22;
-const gNodes=G.graphs.map(function(){return [];}), gEdges=G.graphs.map(function(){return [];});
-N.forEach(function(n,i){gNodes[n[0]].push(i);});
-E.forEach(function(e,i){gEdges[e[0]].push(i);});
+let D, G, N, E, V, gNodes, gEdges;
+// The data is gzipped JSON in base64 (several times smaller than the JSON); the browser's own
+// DecompressionStream inflates it.
+async function load(){
+  const text=atob(document.getElementById('data').textContent.trim());
+  const bytes=new Uint8Array(text.length);
+  for(let i=0;i<text.length;i++)bytes[i]=text.charCodeAt(i);
+  const stream=new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return JSON.parse(await new Response(stream).text());
+}
+function init(data){
+  D=data; G=D.graph; N=G.nodes; E=G.edges; V=D.values;
+  gNodes=G.graphs.map(function(){return [];}); gEdges=G.graphs.map(function(){return [];});
+  N.forEach(function(n,i){gNodes[n[0]].push(i);});
+  E.forEach(function(e,i){gEdges[e[0]].push(i);});
+}
 const opened=new Set();
 let zoom=null, selected=null;
 
@@ -186,7 +199,9 @@ function render(){
   document.getElementById('shown').textContent=out.count+' nodes shown';
 }
 
-function explanation(i){return V[i][5].map(function(j){return D.lines[j];}).join('\n');}
+function explanation(i){
+  return V[i][5].map(function(j){return D.lines[j].split('\u0001').join(D.file);}).join('\n');
+}
 function showNode(n,k){
   const nd=N[n];
   const text=nd[3].length?nd[3].map(explanation).join('\n\n'):nd[2]+' (no tensor result)';
@@ -246,8 +261,11 @@ document.getElementById('expand').onclick=function(){setAll(true);};
 document.getElementById('collapse').onclick=function(){setAll(false);};
 document.getElementById('zin').onclick=function(){zoom*=1.25;render();};
 document.getElementById('zout').onclick=function(){zoom/=1.25;render();};
-window.addEventListener('hashchange',fromHash);
-render();
-fromHash();
-document.body.dataset.ready='1';
+load().then(function(data){
+  init(data);
+  window.addEventListener('hashchange',fromHash);
+  render();
+  fromHash();
+  document.body.dataset.ready='1';
+});
 """
