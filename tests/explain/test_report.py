@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections import Counter
@@ -13,7 +12,6 @@ import pytest
 
 from shardwise.api import parse_sharding
 from shardwise.explain.html import FILE_MARK, decode_data, render_html
-from shardwise.explain.progress import Progress
 from shardwise.explain.report import (
     COLLECTIVES,
     LinkModel,
@@ -147,11 +145,3 @@ def test_report_json_and_html_on_the_bundled_example() -> None:
     assert marked[3] == [0] and graph["nodes"][marked[1]][2] == "dot_general"
 
 
-@pytest.mark.parametrize(("force", "expect_output"), [(True, True), (False, False)])
-def test_progress_only_when_forced_or_a_terminal(force: bool, expect_output: bool) -> None:
-    stream = io.StringIO()
-    bar = Progress("work", force=force, stream=stream, width=10)
-    for i in range(1, 4):
-        bar.update(i, 3)
-    bar.close()
-    assert ("[##########] 3/3" in stream.getvalue()) == expect_output

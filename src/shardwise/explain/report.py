@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 from shardwise.explain.graph import is_collective, program_graph
 from shardwise.explain.places import stopped_json, where
+from shardwise.explain.progress import ProgressSink
 from shardwise.explain.provenance import func_result_of_key
 from shardwise.explain.run import all_keys, explain_module, key_name, key_type, mlir_name
 from shardwise.explain.text import format_explanation
@@ -232,7 +233,7 @@ def build_report(
     text: str,
     name: str,
     link: LinkModel | None = None,
-    progress=None,
+    progress: ProgressSink | None = None,
     explanations: bool = True,
     allow_unregistered_dialect: bool = False,
 ) -> Report:
@@ -246,12 +247,16 @@ def build_report(
     report = Report()
     module = load_text(text, name, allow_unregistered_dialect)
     report.ops_without_rule = sorted(ops_without_rule(module))
+    if progress is not None:
+        progress.update(0, 1, "propagating")
     ex = explain_module(module)
     keys = all_keys(module)
     for i, key in enumerate(keys):
         if progress is not None:
-            progress(i + 1, len(keys))
+            progress.update(i, len(keys), "explaining values")
         report.values.append(_value_entry(ex, key, explanations))
+    if progress is not None:
+        progress.update(len(keys), len(keys), "inserting collectives")
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
     # collectives are read from it instead of propagating a second copy.
     inserted = _insert_collectives(module)

@@ -32,7 +32,9 @@ def build_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="give each value of the JSON its explanation text (the HTML always has them)",
     )
-    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    p.add_argument(
+        "--progress", action="store_true", help="progress bar on stderr (default: on a terminal)"
+    )
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     p.add_argument(
         "--allow-unregistered-dialect",
@@ -56,17 +58,16 @@ def _without_prose(value: dict) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     text = read_text_file(args.input)
-    progress = Progress("explaining values", force=args.progress)
     prose = bool(args.explanations or args.html)
-    report = build_report(
-        text,
-        args.input,
-        _link(args),
-        progress.update,
-        explanations=prose,
-        allow_unregistered_dialect=args.allow_unregistered_dialect,
-    )
-    progress.close()
+    with Progress("report", force=args.progress) as progress:
+        report = build_report(
+            text,
+            args.input,
+            _link(args),
+            progress,
+            explanations=prose,
+            allow_unregistered_dialect=args.allow_unregistered_dialect,
+        )
     data = report.to_json()
     if not args.explanations:  # the structured facts only, unless asked
         data = {**data, "values": [_without_prose(v) for v in data["values"]]}
