@@ -336,7 +336,9 @@ class _FinalAxes:
         self._of: dict[Key, tuple[str, ...]] = {}
         self._universe: frozenset[str] | None = None
         self._projections: dict[int, tuple[list, ShardingProjection | None]] = {}
+        self._by_arguments: dict[tuple, ShardingProjection | None] = {}  # see `_project`
         self.blocked_at: dict[tuple, tuple[Blocked, ...]] = {}  # see `_blocked_at`
+        self.neighbours: dict[Key, tuple[Key, ...]] = {}  # see `_neighbours`
 
     def of(self, key: Key) -> tuple[str, ...]:
         found = self._of.get(key)
@@ -350,17 +352,23 @@ class _FinalAxes:
         found = self._projections.get(id(step))
         if found is None:
             shardings = [_final(self.obs, self.module, k) for k in step.keys]
-            try:
-                proj = ShardingProjection.build(
-                    shardings[: step.num_operands],
-                    shardings[step.num_operands :],
-                    step.rule,
-                    step.mesh,
-                )
-            except Exception:  # noqa: BLE001 - e.g. export rewrote the op
-                proj = None
-            found = self._projections[id(step)] = (shardings, proj)
+            found = self._projections[id(step)] = (shardings, self._project(step, shardings))
         return found
+
+    def _project(self, step: _Step, shardings: list) -> ShardingProjection | None:
+        """The projection of `shardings` by the step's rule; one per distinct arguments (the
+        ops of repeated layers share it; it is only read)."""
+        key = (tuple(shardings), step.num_operands, step.rule, step.mesh)
+        if key in self._by_arguments:
+            return self._by_arguments[key]
+        try:
+            proj = ShardingProjection.build(
+                shardings[: step.num_operands], shardings[step.num_operands :], step.rule, step.mesh
+            )
+        except Exception:  # noqa: BLE001 - e.g. export rewrote the op
+            proj = None
+        self._by_arguments[key] = proj
+        return proj
 
     def universe(self) -> frozenset[str]:
         """Every axis a tensor the search can reach has: once all are known, it may stop."""
@@ -385,30 +393,39 @@ def _final_axes(obs: ProvenanceObserver, module: Module) -> _FinalAxes:
     return found
 
 
-def _neighbours(obs: ProvenanceObserver, key: Key):
-    for sid in obs.steps_of.get(key, []):
-        step = obs.steps[sid]
-        for k in step.keys:
-            if k is not key:
-                yield k
+def _neighbours(obs: ProvenanceObserver, axes: _FinalAxes, key: Key) -> tuple[Key, ...]:
+    """The other tensors of the steps `key` took part in (once computed, kept in `axes`)."""
+    found = axes.neighbours.get(key)
+    if found is None:
+        found = axes.neighbours[key] = tuple(
+            k for sid in obs.steps_of.get(key, []) for k in obs.steps[sid].keys if k is not key
+        )
+    return found
 
 
 def _blocked_further(obs, module: Module, key: Key, known: set[str]) -> list[Blocked]:
     """Axes only tensors two or more ops away have: breadth first over the ops that took a
     step, then back along the path to the op where the axis disappears."""
     axes = _final_axes(obs, module)
+    universe = axes.universe()
+    out: list[Blocked] = []
+    if universe <= known:  # all known: nothing more can be missing
+        return out
     parent: dict[Key, Key | None] = {key: None}
     queue = deque([key])
-    out: list[Blocked] = []
-    while queue and not axes.universe() <= known:  # all known: nothing more can be missing
+    while queue:
         k = queue.popleft()
-        missing = [a for a in axes.of(k) if a not in known]
-        for axis in missing if k is not key else []:
+        for axis in axes.of(k) if k is not key else ():
+            if axis in known:
+                continue
             found = _stop_on_path(obs, module, _path(parent, k), axis)
-            if found is not None:
-                out.append(found)
-                known.add(axis)
-        for n in _neighbours(obs, k):
+            if found is None:
+                continue
+            out.append(found)
+            known.add(axis)
+            if universe <= known:
+                return out
+        for n in _neighbours(obs, axes, k):
             if n not in parent:
                 parent[n] = k
                 queue.append(n)
@@ -443,13 +460,15 @@ def _stop_on_path(obs, module: Module, path: list[Key], axis: str) -> Blocked | 
     return None
 
 
-def explain_value(obs: ProvenanceObserver, module: Module, key: Key, name: str) -> Explanation:
+def explain_value(
+    obs: ProvenanceObserver, module: Module, key: Key, name: str, chains: bool = True
+) -> Explanation:
     exported = sharding_of_key(module, key)
     sharding = obs.final.get(key, exported)  # reasons hold for what propagation left
     exp = Explanation(key, name, exported)
     if sharding != exported:
         exp.propagated = sharding
-    for axis in axis_texts(sharding):
+    for axis in axis_texts(sharding) if chains else ():
         exp.chains[axis] = chain(obs, key, axis)
     exp.blocked = blocked_axes(obs, module, key, sharding)
     return exp

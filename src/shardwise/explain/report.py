@@ -20,6 +20,7 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from shardwise.explain.graph import is_collective, program_graph
 from shardwise.explain.places import stopped_json, where
@@ -251,10 +252,11 @@ def build_report(
         progress.update(0, 1, "propagating")
     ex = explain_module(module)
     keys = all_keys(module)
+    names: dict[Any, str] = {}
     for i, key in enumerate(keys):
         if progress is not None:
             progress.update(i, len(keys), "explaining values")
-        report.values.append(_value_entry(ex, key, explanations))
+        report.values.append(_value_entry(ex, key, explanations, names))
     if progress is not None:
         progress.update(len(keys), len(keys), "inserting collectives")
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
@@ -274,19 +276,22 @@ def _value_bytes(module: Module, value: Value) -> int:
     return local_bytes(value.type, sharding, _mesh_for(module, sharding))
 
 
-def _value_entry(ex, key, explanations: bool) -> dict:
+def _value_entry(ex, key, explanations: bool, names: dict[Any, str]) -> dict:
+    """One value of the report; `names` keeps the user's name of each value named so far
+    (a value is the operand of several)."""
     module = ex.module
-    exp = ex.explain(key)
+    exp = ex.explain(key, chains=explanations)
+    names[key] = exp.name
     type_ = key_type(module, key)
     mesh = _mesh_for(module, exp.sharding)
     entry = {
-        "name": key_name(module, key),
+        "name": exp.name,
         "mlir_name": mlir_name(module, key),
         "type": str(type_) if type_ is not None else "",
         "sharding": str(exp.sharding) if exp.sharding is not None else None,
         "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
         "op": where(key.defining_op) if isinstance(key, Value) else "",
-        "operands": _operand_names(module, key),
+        "operands": _operand_names(module, key, names),
         "stopped": stopped_json(module, exp.blocked),
     }
     if explanations:
@@ -305,13 +310,21 @@ def _returned_value(module: Module, key: str) -> Value | None:
     return terminator.operands[index]
 
 
-def _operand_names(module: Module, key) -> list[str]:
+def _operand_names(module: Module, key, names: dict[Any, str]) -> list[str]:
     """The tensors the value is computed from (for the op graph); a func result: its value."""
     if isinstance(key, str):
         value = _returned_value(module, key)
-        return [] if value is None else [key_name(module, value)]
-    op = key.defining_op
-    return [] if op is None else [key_name(module, v) for v in op.operands]
+        operands = [] if value is None else [value]
+    else:
+        op = key.defining_op
+        operands = [] if op is None else list(op.operands)
+    out = []
+    for v in operands:
+        name = names.get(v)
+        if name is None:
+            name = names[v] = key_name(module, v)
+        out.append(name)
+    return out
 
 
 def _totals(report: Report) -> None:
