@@ -341,9 +341,9 @@ class _FinalAxes:
         self.neighbours: dict[Key, tuple[Key, ...]] = {}  # see `_neighbours`
 
     def of(self, key: Key) -> tuple[str, ...]:
-        found = self._of.get(key)
-        if found is None:
-            found = self._of[key] = tuple(axis_texts(_final(self.obs, self.module, key)))
+        if key in self._of:
+            return self._of[key]
+        found = self._of[key] = tuple(axis_texts(_final(self.obs, self.module, key)))
         return found
 
     def projection(self, step: _Step) -> tuple[list, ShardingProjection | None]:
@@ -413,8 +413,10 @@ def _blocked_further(obs, module: Module, key: Key, known: set[str]) -> list[Blo
         return out
     parent: dict[Key, Key | None] = {key: None}
     queue = deque([key])
+    # The loop visits ~20 tensors per explained value: its lookups are bound once.
+    popleft, append, neighbours = queue.popleft, queue.append, axes.neighbours
     while queue:
-        k = queue.popleft()
+        k = popleft()
         for axis in axes.of(k) if k is not key else ():
             if axis in known:
                 continue
@@ -425,10 +427,11 @@ def _blocked_further(obs, module: Module, key: Key, known: set[str]) -> list[Blo
             known.add(axis)
             if universe <= known:
                 return out
-        for n in _neighbours(obs, axes, k):
+        near = neighbours.get(k)
+        for n in near if near is not None else _neighbours(obs, axes, k):
             if n not in parent:
                 parent[n] = k
-                queue.append(n)
+                append(n)
     return out
 
 

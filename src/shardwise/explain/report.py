@@ -16,6 +16,7 @@ and lists the collectives they insert. Each gets bytes per device and an alpha-b
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -287,9 +288,9 @@ def _value_entry(ex, key, explanations: bool, names: dict[Any, str]) -> dict:
     entry = {
         "name": exp.name,
         "mlir_name": mlir_name(module, key),
-        "type": str(type_) if type_ is not None else "",
-        "sharding": str(exp.sharding) if exp.sharding is not None else None,
-        "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
+        "type": _text(type_) if type_ is not None else "",
+        "sharding": _text(exp.sharding) if exp.sharding is not None else None,
+        "bytes_per_device": _local_bytes(type_, exp.sharding, mesh),
         "op": where(key.defining_op) if isinstance(key, Value) else "",
         "operands": _operand_names(module, key, names),
         "stopped": stopped_json(module, exp.blocked),
@@ -297,6 +298,18 @@ def _value_entry(ex, key, explanations: bool, names: dict[Any, str]) -> dict:
     if explanations:
         entry["explanation"] = format_explanation(ex, exp)
     return entry
+
+
+# Types, shardings and meshes are frozen and hash by value; most values of a model share them
+# with others (a layer's tensors with the next layer's).
+@functools.lru_cache(maxsize=1 << 14)
+def _text(x: object) -> str:
+    return str(x)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _local_bytes(type_: object, sharding: TensorSharding | None, mesh: Mesh | None) -> int:
+    return local_bytes(type_, sharding, mesh)
 
 
 def _returned_value(module: Module, key: str) -> Value | None:
