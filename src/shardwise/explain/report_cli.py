@@ -20,7 +20,9 @@ __all__ = ["build_parser", "run"]
 
 def build_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="IN.mlir", help="input file")
-    p.add_argument("--json", metavar="OUT", help="write the report as JSON ('-' = stdout)")
+    p.add_argument(
+        "--json", metavar="OUT", help="write the report as JSON ('-' = stdout, indented)"
+    )
     p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report")
     p.add_argument("--link-bandwidth", type=float, default=100e9, help="bytes/s (default 1e11)")
     p.add_argument("--link-latency", type=float, default=5e-6, help="seconds (default 5e-6)")
@@ -74,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json == "-":
         json.dump(data, sys.stdout, indent=1)
         print()
-    elif args.json:
-        write_text_file(args.json, json.dumps(data, indent=1))
+    elif args.json:  # compact: the C encoder (an indent takes Python's, 3x slower)
+        write_text_file(args.json, json.dumps(data))
     if args.html:
         write_text_file(args.html, render_html(report, args.input))
     if not args.json and wants_rich(args.plain):
