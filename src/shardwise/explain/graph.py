@@ -21,11 +21,10 @@ axis on any dim share a grey (``colors``: ``[sharding, color, count]``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardwise.explain.provenance import func_name
+from shardwise.explain.provenance import Key, func_name
 from shardwise.explain.summary import entry_func
 from shardwise.ir import Block, Module, Op, Value
 from shardwise.sdy.funcs import callee_name
@@ -85,7 +84,7 @@ class _Graph:
     """The lists being built, and what they refer to."""
 
     module: Module
-    value_index: dict[Hashable, int]  # report key (Value or "main:result0") -> values index
+    value_index: dict[Key, int]  # report key (Value or "main:result0") -> values index
     shardings: list[str | None]  # the sharding text of each value of the report
     collective_index: dict[int, int]  # id(collective op) -> index in the report's list
     graphs: list[list[Any]] = field(default_factory=list)
@@ -118,7 +117,7 @@ class _Graph:
 
 def program_graph(
     module: Module,
-    value_index: dict[Hashable, int],
+    value_index: dict[Key, int],
     shardings: list[str | None],
     collective_ops: list[Op],
 ) -> dict[str, Any]:

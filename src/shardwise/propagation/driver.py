@@ -193,9 +193,7 @@ class PropagationDriver:
         self.main: Op | None = None  # the main func, set by `run`
         self.observer_projection: ShardingProjection | None = None
         # The observed steps by their arguments (`_observed_step`), kept from run to run.
-        self.observed_steps: dict[tuple, tuple] = (
-            previous.observed_steps if previous is not None else {}
-        )
+        self.observed_steps: dict[tuple, tuple] = previous.observed_steps if previous else {}
         # Per-factor directions by (op name, rule) when the direction function depends on
         # nothing else (`op_invariant`; see `_directions`).
         self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
@@ -648,16 +646,8 @@ class PropagationDriver:
         for the observer (which only reads them); memoized by the step's arguments, as the
         step is (`observed_steps`)."""
         elementwise = is_elementwise(op)
-        key = (
-            self.strategy,
-            rule,
-            tuple(operands.shardings),
-            tuple(results.shardings),
-            mesh_name,
-            directions,
-            conservative,
-            elementwise,
-        )
+        shardings = (tuple(operands.shardings), tuple(results.shardings))
+        key = (self.strategy, rule, shardings, mesh_name, directions, conservative, elementwise)
         found = self.observed_steps.get(key)
         if found is None:
             before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
