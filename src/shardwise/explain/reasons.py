@@ -290,37 +290,51 @@ def _blocked_no_rule(
     obs: ProvenanceObserver, module: Module, key: Key, have: set[str]
 ) -> list[Blocked]:
     """Ops next to `key` that never took a step: no rule, or tensors on different meshes."""
-    from shardwise.rules.registry import get_or_create_sharding_rule
-
     if isinstance(key, str):
         return []
     out: list[Blocked] = []
     ops = [key.defining_op] if key.defining_op is not None else []
     stepped = set(obs.steps_of.get(key, []))
+    memo = _final_axes(obs, module).unstepped
     for op in ops + key.users:
         if op.name.startswith(("func.", "sdy.", "stablehlo.return")) or op.regions:
             continue
         if id(op) in stepped:
             continue
-        try:
-            rule = get_or_create_sharding_rule(op, set_on_op=False)
-        except Exception:  # noqa: BLE001 - the rule builder rejects the op: no rule either
-            rule = None
-        values = list(op.operands) + list(op.results)
-        shardings = [obs.final.get(v, get_sharding(v)) for v in values]
-        meshes = {str(s.mesh_or_ref) for s in shardings if s is not None}
-        if rule is None:
-            kind, reason = "no-rule", f"no rule: {op.name} has no sharding rule"
-        elif len(meshes) > 1:
-            kind = "different-meshes"
-            reason = f"different meshes: {op.name} has tensors on {', '.join(sorted(meshes))}"
-        else:
+        if id(op) not in memo:  # the same for each tensor of the op: once per op
+            memo[id(op)] = _why_no_step(obs, op)
+        found = memo[id(op)]
+        if found is None:
             continue
-        for v, sharding in zip(values, shardings, strict=True):
-            for axis in set(axis_texts(sharding)) - have:
+        kind, reason, tensors = found
+        for v, axes in tensors:
+            for axis in axes - have:
                 if all(b.axis != axis for b in out):
                     out.append(Blocked(axis, op, v, "", reason, kind))
     return out
+
+
+def _why_no_step(obs: ProvenanceObserver, op) -> tuple[str, str, list] | None:
+    """Why `op` took no step (no rule, different meshes: kind and reason) and the axes of
+    each of its tensors; None if neither applies."""
+    from shardwise.rules.registry import get_or_create_sharding_rule
+
+    try:
+        rule = get_or_create_sharding_rule(op, set_on_op=False)
+    except Exception:  # noqa: BLE001 - the rule builder rejects the op: no rule either
+        rule = None
+    values = list(op.operands) + list(op.results)
+    shardings = [obs.final.get(v, get_sharding(v)) for v in values]
+    meshes = {str(s.mesh_or_ref) for s in shardings if s is not None}
+    if rule is None:
+        kind, reason = "no-rule", f"no rule: {op.name} has no sharding rule"
+    elif len(meshes) > 1:
+        kind = "different-meshes"
+        reason = f"different meshes: {op.name} has tensors on {', '.join(sorted(meshes))}"
+    else:
+        return None
+    tensors = [(v, set(axis_texts(s))) for v, s in zip(values, shardings, strict=True)]
+    return kind, reason, tensors
 
 
 class _FinalAxes:
@@ -339,6 +353,7 @@ class _FinalAxes:
         self._by_arguments: dict[tuple, ShardingProjection | None] = {}  # see `_project`
         self.blocked_at: dict[tuple, tuple[Blocked, ...]] = {}  # see `_blocked_at`
         self.neighbours: dict[Key, tuple[Key, ...]] = {}  # see `_neighbours`
+        self.unstepped: dict[int, tuple | None] = {}  # id(op) -> `_why_no_step(op)`
 
     def of(self, key: Key) -> tuple[str, ...]:
         if key in self._of:
