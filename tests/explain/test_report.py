@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections import Counter
@@ -12,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from shardwise.api import parse_sharding
-from shardwise.explain.html import render_html
-from shardwise.explain.progress import Progress
+from shardwise.explain.html import FILE_MARK, decode_data, render_html
 from shardwise.explain.report import (
     COLLECTIVES,
     LinkModel,
@@ -128,24 +126,22 @@ def test_report_json_and_html_on_the_bundled_example() -> None:
     page = render_html(report, "mlp")
     tags = _Tags()
     tags.feed(page)
-    assert {"values", "detail", "collectives", "totals", "data"} <= tags.ids
+    assert {"view", "detail", "collectives", "totals", "data", "legend"} <= tags.ids
     assert tags.external == []  # self-contained: no network
-    # three header rows, one row per value, one collective, one mesh axis
-    assert tags.tags["tr"] == 3 + len(data["values"]) + 1 + 1
-    # The op graph: a box per value, an arc per operand edge between two listed values.
-    names = {v["name"] for v in data["values"]}
-    edges = sum(1 for v in data["values"] for o in v["operands"] if o in names and o != v["name"])
-    assert (tags.tags["rect"], tags.tags["path"]) == (len(data["values"]), edges)
-    assert edges > 0
-    embedded = page.split('id="data">', 1)[1].split("</script>", 1)[0]
-    assert len(json.loads(embedded)["values"]) == len(data["values"])
+    # two header rows, one collective, one mesh axis (the values are in the graph)
+    assert tags.tags["tr"] == 2 + 1 + 1
+    embedded = decode_data(page)
+    # Each value once, its explanation as indices into the table of distinct lines.
+    assert len(embedded["values"]) == len(data["values"])
+    for v, compact in zip(data["values"], embedded["values"], strict=True):
+        text = "\n".join(embedded["lines"][i] for i in compact[5])
+        assert text.replace(FILE_MARK, embedded["file"]) == v["explanation"]
+    # The graph: one node per op of main, its arguments and its result; the all_reduce is a
+    # mark on the edge from the second matmul to what uses it.
+    graph = embedded["graph"]
+    kinds = [n[1] for n in graph["nodes"]]
+    assert kinds.count("arg") == 5 and kinds.count("result") == 1
+    (marked,) = [e for e in graph["edges"] if e[3]]
+    assert marked[3] == [0] and graph["nodes"][marked[1]][2] == "dot_general"
 
 
-@pytest.mark.parametrize(("force", "expect_output"), [(True, True), (False, False)])
-def test_progress_only_when_forced_or_a_terminal(force: bool, expect_output: bool) -> None:
-    stream = io.StringIO()
-    bar = Progress("work", force=force, stream=stream, width=10)
-    for i in range(1, 4):
-        bar.update(i, 3)
-    bar.close()
-    assert ("[##########] 3/3" in stream.getvalue()) == expect_output

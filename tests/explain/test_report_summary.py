@@ -120,5 +120,7 @@ def test_html_page_has_the_summary_on_top():
     page = render_html(report, "mlp")
     cost = page.split('<p id="cost">', 1)[1].split("</p>", 1)[0]
     peak = report.summary["peak_memory_bytes_per_device"]
-    assert cost.endswith(f"1024 B/device sent, peak memory {peak} B/device (model: 1024 B)")
-    assert page.index('id="cost"') < page.index('id="graph"')
+    assert cost.endswith(f"1024 B/device sent, peak memory {peak} B/device")
+    axes = page.split('<p id="axes">', 1)[1].split("</p>", 1)[0]
+    assert axes == "bytes per mesh axis: model: 1024 B/device in 1 collectives"
+    assert page.index('id="cost"') < page.index('id="view"')

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from shardwise.errors import UnsupportedError
+from shardwise.explain.progress import Progress
 from shardwise.io.mlir import load_text, read_text_file, write_text
 from shardwise.partition import reference_chain
 
@@ -48,11 +49,14 @@ def run(args: argparse.Namespace) -> int:
     from shardwise.check.checker import check
 
     global_text = read_text_file(args.input)
+    bar = Progress("check")  # drawn on a terminal only
     if args.partitioned is None:
+        bar.update(0, 2, "check: partitioning")
         local_text, local_name = partition(global_text, args.input)
     else:
         local_text, local_name = read_text_file(args.partitioned), args.partitioned
     try:
+        bar.update(1, 2, "check: running both programs")
         result = check(
             global_text,
             local_text,
@@ -61,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
             global_name=args.input,
             local_name=local_name,
         )
+        bar.update(2, 2, "check")
     except UnsupportedError as e:
+        bar.close()
         print(e.format(None), file=sys.stderr)
         return EXIT_CANNOT_RUN
+    bar.close()
     print(result)
     return EXIT_EQUAL if result.equal else EXIT_DIFFER

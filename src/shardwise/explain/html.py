@@ -1,208 +1,155 @@
-"""A self-contained HTML report: inline CSS and JS, no network.
+"""A self-contained HTML report: the program graph, inline CSS, JS and SVG, no network.
 
-The op graph is an arc diagram: one box per value in program order, colored by its sharding
-(one color per distinct sharding), an arc from each operand to the value computed from it; a
-click on a box or a table row shows the value's explanation. Below: the values, the
-collectives with their costs and the totals per mesh axis.
+On top the summary (estimated communication time, bytes per mesh axis, peak memory per
+device); below it the program graph (`graph.program_graph`, laid out in the page by
+`html_script`): ops as nodes colored by sharding (the legend names each), calls and loops as
+groups (collapsed at first), the collectives the report inserts as red edges with their
+bytes. A click on a node shows its values' explanations, by the user's names; the URL
+fragment ``#value=<name>`` opens one. Then the collectives and the totals per mesh axis.
+
+Size: each value's explanation is stored once, as indices into one table of distinct lines
+(long chains repeat the same lines from value to value); the page joins them on a click. The
+data is gzipped JSON in base64, which the browser inflates (`DecompressionStream`).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
+from typing import Any
 
+from shardwise.explain.html_script import CSS, ERRORS_JS, GRAPH_JS
 from shardwise.explain.report import Report
 from shardwise.explain.summary import summary_line
 
-__all__ = ["render_html"]
-
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
-font-size:13px;text-align:left}.value{cursor:pointer}.value:hover{outline:2px solid #333}
-.selected td{font-weight:bold}g.selected rect{stroke:#000;stroke-width:2}
-#detail{position:sticky;top:0;white-space:pre-wrap;font-family:monospace;background:#f6f6f6;padding:.5em;
-border:1px solid #ddd;min-height:3em}.swatch{display:inline-block;width:1em;height:1em;
-vertical-align:middle;margin-right:4px;border:1px solid #999}
-"""
-
-# The first script records any error of the page (its own or a later script's) on the root
-# element, where a headless browser's --dump-dom shows it; a test asserts there is none.
-_ERRORS_JS = """
-window.addEventListener('error',function(e){var r=document.documentElement;
-r.dataset.jsErrors=(r.dataset.jsErrors||'')+String(e.message)+';';});
-"""
-
-# Fills the summary, wires the clicks and opens the value named by the URL's fragment
-# (#value=%3, percent-encoded): a link can point at one explanation. `data-ready` on <body>
-# says the script ran to its end.
-_JS = """
-const DATA = JSON.parse(document.getElementById('data').textContent);
-function show(i){
-  document.getElementById('detail').textContent=DATA.values[i].explanation;
-  document.querySelectorAll('.selected').forEach(function(el){el.classList.remove('selected');});
-  document.querySelectorAll('.value[data-index="'+i+'"]').forEach(function(el){
-    el.classList.add('selected');});
-}
-function fromHash(){
-  var m=/^#value=(.*)$/.exec(location.hash);
-  if(!m)return;
-  var name=decodeURIComponent(m[1]);
-  var i=DATA.values.findIndex(function(v){return v.name===name;});
-  if(i>=0)show(i);
-}
-document.querySelectorAll('.value').forEach(function(el){
-  el.addEventListener('click',function(){
-    var i=Number(el.dataset.index);
-    history.replaceState(null,'','#value='+encodeURIComponent(DATA.values[i].name));
-    show(i);});});
-window.addEventListener('hashchange',fromHash);
-document.getElementById('summary').textContent=DATA.values.length+' values, '
-  +DATA.collectives.length+' collectives';
-fromHash();
-document.body.dataset.ready='1';
-"""
-
-_ROW = 16
+__all__ = ["FILE_MARK", "decode_data", "encode_data", "page_data", "render_html"]
 
 
-def _graph(values: list[dict], colors: dict[str, str]) -> str:
-    """An arc diagram of the values: boxes top to bottom, arcs operand -> value on the left."""
-    index = {v["name"]: i for i, v in enumerate(values)}
-    arcs = []
-    for i, v in enumerate(values):
-        for name in v.get("operands", []):
-            j = index.get(name)
-            if j is None or j == i:
-                continue
-            y1, y2 = j * _ROW + 8, i * _ROW + 8
-            bend = 150 - min(140, abs(i - j) * 3)
-            arcs.append(
-                f'<path d="M150 {y1} C{bend} {y1} {bend} {y2} 150 {y2}" fill="none" '
-                'stroke="#999" stroke-width="0.8"/>'
-            )
-    boxes = [
-        f'<g class="value" data-index="{i}"><rect x="150" y="{i * _ROW + 1}" width="260" '
-        f'height="{_ROW - 2}" fill="{colors[_color_key(v["sharding"])]}"/>'
-        f'<text x="154" y="{i * _ROW + 12}" font-size="11">'
-        f"{html.escape(v['name'])} {html.escape(v['op'].split(' at ')[0])}</text></g>"
-        for i, v in enumerate(values)
-    ]
-    height = max(1, len(values)) * _ROW
-    return (
-        f'<svg id="graph" width="420" height="{height}" xmlns="http://www.w3.org/2000/svg">'
-        + "".join(arcs)
-        + "".join(boxes)
-        + "</svg>"
+def _cost_line(report: Report) -> str:
+    """The summary: time, bytes sent, peak memory per device."""
+    return summary_line(report.summary) if report.summary else ""
+
+
+def _axes_line(report: Report) -> str:
+    return "bytes per mesh axis: " + (
+        ", ".join(
+            f"{axis}: {int(t['bytes_per_device'])} B/device in {int(t['count'])} collectives"
+            for axis, t in report.totals.items()
+        )
+        or "none (no collective)"
     )
 
 
-# Distinct light colors (hues far apart first); replicated tensors are grey.
-_PALETTE = (
-    "#a6cee3",
-    "#b2df8a",
-    "#fb9a99",
-    "#fdbf6f",
-    "#cab2d6",
-    "#ffff99",
-    "#8dd3c7",
-    "#bebada",
-    "#fccde5",
-    "#ccebc5",
-    "#ffed6f",
-    "#80b1d3",
-)
-_GREY = "#e0e0e0"
+def _explanation(value: dict) -> str:
+    """The value's explanation text, or (a report built without prose) its facts."""
+    if "explanation" in value:
+        return value["explanation"]
+    sharding = value["sharding"] or "(none: replicated)"
+    return f"{value['name']} : {value['type']}\n  sharding: {sharding}"
 
 
-def _color_key(sharding: str | None) -> str:
-    """Tensors with no axis on any dim share one (grey) color."""
-    return sharding if sharding is not None and '{"' in sharding else _REPLICATED
+# Stands for the input's file name in the lines of the explanations (every location names it).
+FILE_MARK = "\u0001"
 
 
-_REPLICATED = "replicated (no axis)"
+def page_data(report: Report, title: str) -> dict[str, Any]:
+    """What the page's script reads: compact lists (see `graph.py` for the graph's). The
+    explanations' lines name `title` (the input file) as `FILE_MARK`."""
+    lines: dict[str, int] = {}
+    values = []
+    for v in report.values:
+        text = _explanation(v).replace(title + ":", FILE_MARK + ":") if title else _explanation(v)
+        ids = [lines.setdefault(line, len(lines)) for line in text.split("\n")]
+        values.append(
+            [v["name"], v["mlir_name"], v["type"], v["sharding"], v["bytes_per_device"], ids]
+        )
+    collectives = [
+        [c.kind, c.axes, c.bytes_per_device, c.time_s, c.loc, c.source, c.cause]
+        for c in report.collectives
+    ]
+    return {
+        "title": title,
+        "file": title,
+        "summary": report.summary,
+        "values": values,
+        "lines": list(lines),
+        "collectives": collectives,
+        "graph": report.graph,
+    }
 
 
-def _colors(values: list[dict]) -> dict[str, str]:
-    """One color per distinct sharding, in order of first use; grey for no axis."""
-    colors: dict[str, str] = {}
-    for v in values:
-        key = _color_key(v["sharding"])
-        if key not in colors:
-            used = len([k for k in colors if k != _REPLICATED])
-            colors[key] = _GREY if key == _REPLICATED else _color(used)
-    return colors
+def encode_data(data: dict[str, Any]) -> str:
+    """The page's data as the script reads it: JSON, gzipped, in base64."""
+    text = json.dumps(data, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(text, mtime=0)).decode()
 
 
-def _color(index: int) -> str:
-    if index < len(_PALETTE):
-        return _PALETTE[index]
-    return f"hsl({(index * 137) % 360},60%,{75 + 10 * (index % 2)}%)"
+def decode_data(page: str) -> dict[str, Any]:
+    """The data of a page `render_html` wrote (for tests and tools)."""
+    payload = page.split('id="data">', 1)[1].split("</script>", 1)[0]
+    return json.loads(gzip.decompress(base64.b64decode(payload)))
 
 
-def _cost_line(data: dict) -> str:
-    """The summary on top: time, bytes per mesh axis, peak memory per device."""
-    summary = data.get("summary")
-    if not summary:
-        return ""
-    per_axis = ", ".join(f"{a}: {int(t['bytes_per_device'])} B" for a, t in data["totals"].items())
-    return summary_line(summary) + (f" ({per_axis})" if per_axis else "")
+def _tables(report: Report) -> str:
+    e = html.escape
+    coll = "".join(
+        f"<tr><td>{e(c.kind)}</td><td>{e(', '.join(c.axes))}</td><td>{c.bytes_per_device}</td>"
+        f"<td>{c.time_s:.3g}</td><td>{e(c.source or c.loc)}</td><td>{e(c.cause)}</td></tr>"
+        for c in report.collectives
+    )
+    totals = "".join(
+        f"<tr><td>{e(axis)}</td><td>{int(t['count'])}</td><td>{int(t['bytes_per_device'])}</td>"
+        f"<td>{t['time_s']:.3g}</td></tr>"
+        for axis, t in report.totals.items()
+    )
+    return (
+        '<h2>Collectives</h2><table id="collectives"><tr><th>kind</th><th>axes</th>'
+        "<th>bytes/device</th><th>time (s)</th><th>at</th><th>for</th></tr>"
+        + coll
+        + '</table><h2>Totals per mesh axis</h2><table id="totals"><tr><th>axis</th>'
+        "<th>count</th><th>bytes/device</th><th>time (s)</th></tr>" + totals + "</table>"
+    )
+
+
+def _legend(report: Report) -> str:
+    return "".join(
+        f'<div><span class="swatch" style="background:{color}"></span>'
+        f"{html.escape(key)} <span style='color:#777'>({count})</span></div>"
+        for key, color, count in report.graph.get("colors", [])
+    )
 
 
 def render_html(report: Report, title: str) -> str:
-    data = report.to_json()
-    colors = _colors(data["values"])
-    rows = []
-    for i, v in enumerate(data["values"]):
-        key = v["sharding"] or "replicated"
-        color = colors[_color_key(v["sharding"])]
-        rows.append(
-            f'<tr class="value" data-index="{i}" style="background:{color}">'
-            f"<td>{html.escape(v['name'])}</td><td>{html.escape(v['type'])}</td>"
-            f"<td>{html.escape(key)}</td><td>{v['bytes_per_device']}</td>"
-            f"<td>{html.escape(v['op'])}</td></tr>"
-        )
-    coll = [
-        f"<tr><td>{c['kind']}</td><td>{html.escape(', '.join(c['axes']))}</td>"
-        f"<td>{c['bytes_per_device']}</td><td>{c['time_s']:.3g}</td>"
-        f"<td>{html.escape(c['loc'])}</td><td>{html.escape(c['cause'])}</td></tr>"
-        for c in data["collectives"]
-    ]
-    totals = [
-        f"<tr><td>{html.escape(axis)}</td><td>{t['count']}</td><td>{t['bytes_per_device']}</td>"
-        f"<td>{t['time_s']:.3g}</td></tr>"
-        for axis, t in data["totals"].items()
-    ]
-    legend = "".join(
-        f'<div><span class="swatch" style="background:{c}"></span>{html.escape(k)}</div>'
-        for k, c in colors.items()
+    graph = report.graph
+    n_ops = sum(1 for n in graph.get("nodes", []) if n[1] == "op")
+    counts = (
+        f"{n_ops} ops in {len(graph.get('graphs', []))} graphs, {len(report.values)} values, "
+        f"{len(report.collectives)} collectives"
     )
-    payload = json.dumps(data).replace("</", "<\\/")
-    return "\n".join(
+    payload = encode_data(page_data(report, title))
+    e = html.escape
+    return "".join(
         [
-            "<!DOCTYPE html>",
+            "<!DOCTYPE html>\n",
             '<html><head><meta charset="utf-8">',
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style>",
-            f"<script>{_ERRORS_JS}</script></head><body>",
-            f"<h1>{html.escape(title)}</h1>",
-            '<p id="summary"></p>',
-            f'<p id="cost">{html.escape(_cost_line(data))}</p>',
-            '<h2>Op graph</h2><div id="legend">' + legend + "</div>",
-            '<div style="display:flex;gap:1em"><div>' + _graph(data["values"], colors) + "</div>",
-            '<div style="flex:1"><h2>Explanation</h2><div id="detail">click a value</div>'
-            "</div></div>",
-            "<h2>Values</h2>",
-            '<table id="values"><tr><th>value</th><th>type</th><th>sharding</th>'
-            "<th>bytes/device</th><th>op</th></tr>" + "".join(rows) + "</table>",
-            '<h2>Collectives</h2><table id="collectives"><tr><th>kind</th><th>axes</th>'
-            "<th>bytes/device</th><th>time (s)</th><th>loc</th><th>for</th></tr>"
-            + "".join(coll)
-            + "</table>",
-            '<h2>Totals per mesh axis</h2><table id="totals"><tr><th>axis</th><th>count</th>'
-            "<th>bytes/device</th><th>time (s)</th></tr>" + "".join(totals) + "</table>",
-            f'<script type="application/json" id="data">{payload}</script>',
-            f"<script>{_JS}</script>",
-            "</body></html>",
-            "",
+            f"<title>{e(title)}</title><style>{CSS}</style>",
+            f"<script>{ERRORS_JS}</script></head><body><header>",
+            f"<h1>{e(title)}</h1>",
+            f'<p id="summary">{e(counts)}</p>',
+            f'<p id="cost">{e(_cost_line(report))}</p>',
+            f'<p id="axes">{e(_axes_line(report))}</p></header>',
+            '<div id="tools"><button id="expand">expand all</button>'
+            '<button id="collapse">collapse all</button><button id="zout">zoom \u2212</button>'
+            '<button id="zin">zoom +</button> <span id="shown"></span> \u2014 click an op for '
+            "its explanation, a red label for its collective, + to open a call or loop</div>",
+            '<div id="main"><div id="view"></div><div id="side"><h2>Explanation</h2>',
+            '<div id="detail">click an op</div><h2>Shardings</h2>',
+            f'<div id="legend">{_legend(report)}</div></div></div>',
+            _tables(report),
+            f'<script type="application/octet-stream" id="data">{payload}</script>',
+            f"<script>{GRAPH_JS}</script>",
+            "</body></html>\n",
         ]
     )

@@ -133,6 +133,8 @@ class ProvenanceObserver:
         self._started = False
         self.final: dict[Key, TensorSharding | None] = {}  # shardings right after propagation
         self.priorities: dict[tuple[Key, str], int] = {}  # (tensor, axis) -> its dim's priority
+        self._labels: dict[tuple[str, int, int], str] = {}  # a step's round, as text
+        self._tables: dict[int, tuple[ShardingProjection, list]] = {}  # see `_axis_table`
 
     # -- driver hooks ---------------------------------------------------------------------------
 
@@ -150,9 +152,12 @@ class ProvenanceObserver:
                 self._user_round += 1
             self._driver, self._place = driver, place
         user_round, op_round = self._user_round, self._place[0]
-        label = (
-            f"{strategy} strategy, user-priority round {user_round}, op-priority round {op_round}"
-        )
+        label = self._labels.get((strategy, user_round, op_round))
+        if label is None:
+            label = self._labels[strategy, user_round, op_round] = (
+                f"{strategy} strategy, user-priority round {user_round}, "
+                f"op-priority round {op_round}"
+            )
         keys = [self.key(v) for v in operand_values]
         keys += self._result_keys(op, list(result_values))
         step = _Step(
@@ -178,20 +183,29 @@ class ProvenanceObserver:
     def before_step(self, op: Op, projection: ShardingProjection) -> None:
         if self._current is None:
             return
-        self._before_proj = [
-            {f: [str(a) for a in fs.axis_refs] for f, fs in t.factor_index_to_sharding.items()}
-            for t in projection.operands + projection.results
-        ]
+        self._before_proj = self._axis_table(projection)
+
+    def _axis_table(self, projection: ShardingProjection) -> list[dict[int, list[str]]]:
+        """Each tensor's factor axes as text; once per projection (the driver memoizes the
+        steps it shows us, so the same projections come back; each is kept, its id unique)."""
+        found = self._tables.get(id(projection))
+        if found is None:
+            table = [
+                {f: [str(a) for a in fs.axis_refs] for f, fs in t.factor_index_to_sharding.items()}
+                for t in projection.operands + projection.results
+            ]
+            found = self._tables[id(projection)] = (projection, table)
+        return found[1]
 
     def after_step(self, op: Op, projection: ShardingProjection) -> None:
         step = self._current
         if step is None:
             return
-        tensors = projection.operands + projection.results
+        tensors = self._axis_table(projection)
         for i, key in enumerate(step.keys):
             known = self.origins.setdefault(key, {})
-            for f, fs in tensors[i].factor_index_to_sharding.items():
-                for axis in (str(a) for a in fs.axis_refs):
+            for f, axes in tensors[i].items():
+                for axis in axes:
                     if axis in known or axis in self._before_proj[i].get(f, []):
                         continue
                     source = self._source(step, i, f, axis)

@@ -290,37 +290,51 @@ def _blocked_no_rule(
     obs: ProvenanceObserver, module: Module, key: Key, have: set[str]
 ) -> list[Blocked]:
     """Ops next to `key` that never took a step: no rule, or tensors on different meshes."""
-    from shardwise.rules.registry import get_or_create_sharding_rule
-
     if isinstance(key, str):
         return []
     out: list[Blocked] = []
     ops = [key.defining_op] if key.defining_op is not None else []
     stepped = set(obs.steps_of.get(key, []))
+    memo = _final_axes(obs, module).unstepped
     for op in ops + key.users:
         if op.name.startswith(("func.", "sdy.", "stablehlo.return")) or op.regions:
             continue
         if id(op) in stepped:
             continue
-        try:
-            rule = get_or_create_sharding_rule(op, set_on_op=False)
-        except Exception:  # noqa: BLE001 - the rule builder rejects the op: no rule either
-            rule = None
-        values = list(op.operands) + list(op.results)
-        shardings = [obs.final.get(v, get_sharding(v)) for v in values]
-        meshes = {str(s.mesh_or_ref) for s in shardings if s is not None}
-        if rule is None:
-            kind, reason = "no-rule", f"no rule: {op.name} has no sharding rule"
-        elif len(meshes) > 1:
-            kind = "different-meshes"
-            reason = f"different meshes: {op.name} has tensors on {', '.join(sorted(meshes))}"
-        else:
+        if id(op) not in memo:  # the same for each tensor of the op: once per op
+            memo[id(op)] = _why_no_step(obs, op)
+        found = memo[id(op)]
+        if found is None:
             continue
-        for v, sharding in zip(values, shardings, strict=True):
-            for axis in set(axis_texts(sharding)) - have:
+        kind, reason, tensors = found
+        for v, axes in tensors:
+            for axis in axes - have:
                 if all(b.axis != axis for b in out):
                     out.append(Blocked(axis, op, v, "", reason, kind))
     return out
+
+
+def _why_no_step(obs: ProvenanceObserver, op) -> tuple[str, str, list] | None:
+    """Why `op` took no step (no rule, different meshes: kind and reason) and the axes of
+    each of its tensors; None if neither applies."""
+    from shardwise.rules.registry import get_or_create_sharding_rule
+
+    try:
+        rule = get_or_create_sharding_rule(op, set_on_op=False)
+    except Exception:  # noqa: BLE001 - the rule builder rejects the op: no rule either
+        rule = None
+    values = list(op.operands) + list(op.results)
+    shardings = [obs.final.get(v, get_sharding(v)) for v in values]
+    meshes = {str(s.mesh_or_ref) for s in shardings if s is not None}
+    if rule is None:
+        kind, reason = "no-rule", f"no rule: {op.name} has no sharding rule"
+    elif len(meshes) > 1:
+        kind = "different-meshes"
+        reason = f"different meshes: {op.name} has tensors on {', '.join(sorted(meshes))}"
+    else:
+        return None
+    tensors = [(v, set(axis_texts(s))) for v, s in zip(values, shardings, strict=True)]
+    return kind, reason, tensors
 
 
 class _FinalAxes:
@@ -336,12 +350,15 @@ class _FinalAxes:
         self._of: dict[Key, tuple[str, ...]] = {}
         self._universe: frozenset[str] | None = None
         self._projections: dict[int, tuple[list, ShardingProjection | None]] = {}
+        self._by_arguments: dict[tuple, ShardingProjection | None] = {}  # see `_project`
         self.blocked_at: dict[tuple, tuple[Blocked, ...]] = {}  # see `_blocked_at`
+        self.neighbours: dict[Key, tuple[Key, ...]] = {}  # see `_neighbours`
+        self.unstepped: dict[int, tuple | None] = {}  # id(op) -> `_why_no_step(op)`
 
     def of(self, key: Key) -> tuple[str, ...]:
-        found = self._of.get(key)
-        if found is None:
-            found = self._of[key] = tuple(axis_texts(_final(self.obs, self.module, key)))
+        if key in self._of:
+            return self._of[key]
+        found = self._of[key] = tuple(axis_texts(_final(self.obs, self.module, key)))
         return found
 
     def projection(self, step: _Step) -> tuple[list, ShardingProjection | None]:
@@ -350,17 +367,23 @@ class _FinalAxes:
         found = self._projections.get(id(step))
         if found is None:
             shardings = [_final(self.obs, self.module, k) for k in step.keys]
-            try:
-                proj = ShardingProjection.build(
-                    shardings[: step.num_operands],
-                    shardings[step.num_operands :],
-                    step.rule,
-                    step.mesh,
-                )
-            except Exception:  # noqa: BLE001 - e.g. export rewrote the op
-                proj = None
-            found = self._projections[id(step)] = (shardings, proj)
+            found = self._projections[id(step)] = (shardings, self._project(step, shardings))
         return found
+
+    def _project(self, step: _Step, shardings: list) -> ShardingProjection | None:
+        """The projection of `shardings` by the step's rule; one per distinct arguments (the
+        ops of repeated layers share it; it is only read)."""
+        key = (tuple(shardings), step.num_operands, step.rule, step.mesh)
+        if key in self._by_arguments:
+            return self._by_arguments[key]
+        try:
+            proj = ShardingProjection.build(
+                shardings[: step.num_operands], shardings[step.num_operands :], step.rule, step.mesh
+            )
+        except Exception:  # noqa: BLE001 - e.g. export rewrote the op
+            proj = None
+        self._by_arguments[key] = proj
+        return proj
 
     def universe(self) -> frozenset[str]:
         """Every axis a tensor the search can reach has: once all are known, it may stop."""
@@ -385,33 +408,45 @@ def _final_axes(obs: ProvenanceObserver, module: Module) -> _FinalAxes:
     return found
 
 
-def _neighbours(obs: ProvenanceObserver, key: Key):
-    for sid in obs.steps_of.get(key, []):
-        step = obs.steps[sid]
-        for k in step.keys:
-            if k is not key:
-                yield k
+def _neighbours(obs: ProvenanceObserver, axes: _FinalAxes, key: Key) -> tuple[Key, ...]:
+    """The other tensors of the steps `key` took part in (once computed, kept in `axes`)."""
+    found = axes.neighbours.get(key)
+    if found is None:
+        found = axes.neighbours[key] = tuple(
+            k for sid in obs.steps_of.get(key, []) for k in obs.steps[sid].keys if k is not key
+        )
+    return found
 
 
 def _blocked_further(obs, module: Module, key: Key, known: set[str]) -> list[Blocked]:
     """Axes only tensors two or more ops away have: breadth first over the ops that took a
     step, then back along the path to the op where the axis disappears."""
     axes = _final_axes(obs, module)
+    universe = axes.universe()
+    out: list[Blocked] = []
+    if universe <= known:  # all known: nothing more can be missing
+        return out
     parent: dict[Key, Key | None] = {key: None}
     queue = deque([key])
-    out: list[Blocked] = []
-    while queue and not axes.universe() <= known:  # all known: nothing more can be missing
-        k = queue.popleft()
-        missing = [a for a in axes.of(k) if a not in known]
-        for axis in missing if k is not key else []:
+    # The loop visits ~20 tensors per explained value: its lookups are bound once.
+    popleft, append, neighbours = queue.popleft, queue.append, axes.neighbours
+    while queue:
+        k = popleft()
+        for axis in axes.of(k) if k is not key else ():
+            if axis in known:
+                continue
             found = _stop_on_path(obs, module, _path(parent, k), axis)
-            if found is not None:
-                out.append(found)
-                known.add(axis)
-        for n in _neighbours(obs, k):
+            if found is None:
+                continue
+            out.append(found)
+            known.add(axis)
+            if universe <= known:
+                return out
+        near = neighbours.get(k)
+        for n in near if near is not None else _neighbours(obs, axes, k):
             if n not in parent:
                 parent[n] = k
-                queue.append(n)
+                append(n)
     return out
 
 
@@ -443,13 +478,15 @@ def _stop_on_path(obs, module: Module, path: list[Key], axis: str) -> Blocked | 
     return None
 
 
-def explain_value(obs: ProvenanceObserver, module: Module, key: Key, name: str) -> Explanation:
+def explain_value(
+    obs: ProvenanceObserver, module: Module, key: Key, name: str, chains: bool = True
+) -> Explanation:
     exported = sharding_of_key(module, key)
     sharding = obs.final.get(key, exported)  # reasons hold for what propagation left
     exp = Explanation(key, name, exported)
     if sharding != exported:
         exp.propagated = sharding
-    for axis in axis_texts(sharding):
+    for axis in axis_texts(sharding) if chains else ():
         exp.chains[axis] = chain(obs, key, axis)
     exp.blocked = blocked_axes(obs, module, key, sharding)
     return exp

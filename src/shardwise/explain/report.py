@@ -21,8 +21,11 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
+from shardwise.explain.graph import is_collective, program_graph
 from shardwise.explain.places import stopped_json, where
+from shardwise.explain.progress import ProgressSink
 from shardwise.explain.provenance import func_result_of_key
 from shardwise.explain.run import all_keys, explain_module, key_name, key_type, mlir_name
 from shardwise.explain.text import format_explanation
@@ -102,6 +105,8 @@ class Report:
     summary: dict[str, float | int] = field(default_factory=dict)
     # Ops without a sharding rule (they replicate what flows through them), sorted.
     ops_without_rule: list[str] = field(default_factory=list)
+    # The program graph the HTML page draws (`graph.program_graph`); not in `to_json`.
+    graph: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -214,22 +219,23 @@ def enumerate_collectives(
 
 def _collectives_of_propagated(module: Module, link: LinkModel) -> list[Collective]:
     """Insert the reshards and collectives into a propagated module (in place); list them."""
+    return [_collective(module, op, link) for op in _insert_collectives(module)]
+
+
+def _insert_collectives(module: Module) -> list[Op]:
+    """The collectives the export passes insert into a propagated module (in place)."""
     from shardwise.passes import run_pass
 
     run_pass(module, "sdy-insert-explicit-reshards{enable-full-version=true}")
     run_pass(module, "sdy-reshard-to-collectives")
-    return [
-        _collective(module, op, link)
-        for op in module.walk()
-        if op.name.removeprefix("sdy.") in COLLECTIVES and op.name.startswith("sdy.")
-    ]
+    return [op for op in module.walk() if is_collective(op)]
 
 
 def build_report(
     text: str,
     name: str,
     link: LinkModel | None = None,
-    progress=None,
+    progress: ProgressSink | None = None,
     explanations: bool = True,
     allow_unregistered_dialect: bool = False,
 ) -> Report:
@@ -244,15 +250,24 @@ def build_report(
     report = Report()
     module = load_text(text, name, allow_unregistered_dialect)
     report.ops_without_rule = sorted(ops_without_rule(module))
+    if progress is not None:
+        progress.update(0, 1, "propagating")
     ex = explain_module(module)
     keys = all_keys(module)
+    names: dict[Any, str] = {}
     for i, key in enumerate(keys):
         if progress is not None:
-            progress(i + 1, len(keys))
-        report.values.append(_value_entry(ex, key, explanations))
+            progress.update(i, len(keys), "explaining values")
+        report.values.append(_value_entry(ex, key, explanations, names))
+    if progress is not None:
+        progress.update(len(keys), len(keys), "inserting collectives")
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
     # collectives are read from it instead of propagating a second copy.
-    report.collectives = _collectives_of_propagated(module, link)
+    inserted = _insert_collectives(module)
+    report.collectives = [_collective(module, op, link) for op in inserted]
+    index = {key: i for i, key in enumerate(keys)}
+    shardings = [v["sharding"] for v in report.values]
+    report.graph = program_graph(module, index, shardings, inserted)
     bytes_of = functools.partial(_value_bytes, module)
     compute_s = compute_totals(module, bytes_of).seconds
     report.summary = summary(report.collectives, module, bytes_of, compute_s)
@@ -265,24 +280,39 @@ def _value_bytes(module: Module, value: Value) -> int:
     return local_bytes(value.type, sharding, _mesh_for(module, sharding))
 
 
-def _value_entry(ex, key, explanations: bool) -> dict:
+def _value_entry(ex, key, explanations: bool, names: dict[Any, str]) -> dict:
+    """One value of the report; `names` keeps the user's name of each value named so far
+    (a value is the operand of several)."""
     module = ex.module
-    exp = ex.explain(key)
+    exp = ex.explain(key, chains=explanations)
+    names[key] = exp.name
     type_ = key_type(module, key)
     mesh = _mesh_for(module, exp.sharding)
     entry = {
-        "name": key_name(module, key),
+        "name": exp.name,
         "mlir_name": mlir_name(module, key),
-        "type": str(type_) if type_ is not None else "",
-        "sharding": str(exp.sharding) if exp.sharding is not None else None,
-        "bytes_per_device": local_bytes(type_, exp.sharding, mesh),
+        "type": _text(type_) if type_ is not None else "",
+        "sharding": _text(exp.sharding) if exp.sharding is not None else None,
+        "bytes_per_device": _local_bytes(type_, exp.sharding, mesh),
         "op": where(key.defining_op) if isinstance(key, Value) else "",
-        "operands": _operand_names(module, key),
+        "operands": _operand_names(module, key, names),
         "stopped": stopped_json(module, exp.blocked),
     }
     if explanations:
         entry["explanation"] = format_explanation(ex, exp)
     return entry
+
+
+# Types, shardings and meshes are frozen and hash by value; most values of a model share them
+# with others (a layer's tensors with the next layer's).
+@functools.lru_cache(maxsize=1 << 14)
+def _text(x: object) -> str:
+    return str(x)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _local_bytes(type_: object, sharding: TensorSharding | None, mesh: Mesh | None) -> int:
+    return local_bytes(type_, sharding, mesh)
 
 
 def _returned_value(module: Module, key: str) -> Value | None:
@@ -296,13 +326,21 @@ def _returned_value(module: Module, key: str) -> Value | None:
     return terminator.operands[index]
 
 
-def _operand_names(module: Module, key) -> list[str]:
+def _operand_names(module: Module, key, names: dict[Any, str]) -> list[str]:
     """The tensors the value is computed from (for the op graph); a func result: its value."""
     if isinstance(key, str):
         value = _returned_value(module, key)
-        return [] if value is None else [key_name(module, value)]
-    op = key.defining_op
-    return [] if op is None else [key_name(module, v) for v in op.operands]
+        operands = [] if value is None else [value]
+    else:
+        op = key.defining_op
+        operands = [] if op is None else list(op.operands)
+    out = []
+    for v in operands:
+        name = names.get(v)
+        if name is None:
+            name = names[v] = key_name(module, v)
+        out.append(name)
+    return out
 
 
 def _totals(report: Report) -> None:

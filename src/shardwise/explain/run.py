@@ -33,8 +33,11 @@ class Explained:
     module: Module
     observer: ProvenanceObserver
 
-    def explain(self, key: Key) -> Explanation:
-        return explain_value(self.observer, self.module, key, key_name(self.module, key))
+    def explain(self, key: Key, chains: bool = True) -> Explanation:
+        """Why `key` is sharded as it is; without `chains` (the report's JSON, which has no
+        prose) the steps that carried each axis are not traced."""
+        name = key_name(self.module, key)
+        return explain_value(self.observer, self.module, key, name, chains)
 
 
 def explain_module(module: Module, options: PropagationOptions | None = None) -> Explained:

@@ -192,6 +192,8 @@ class PropagationDriver:
         self.current: Op | None = None
         self.main: Op | None = None  # the main func, set by `run`
         self.observer_projection: ShardingProjection | None = None
+        # The observed steps by their arguments (`_observed_step`), kept from run to run.
+        self.observed_steps: dict[tuple, tuple] = previous.observed_steps if previous else {}
         # Per-factor directions by (op name, rule) when the direction function depends on
         # nothing else (`op_invariant`; see `_directions`).
         self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
@@ -204,10 +206,9 @@ class PropagationDriver:
                 previous is not None
                 and previous.strategy is strategy
                 and memoize_steps
-                and observer is None
                 and self.directions_memo is not None
             ),
-            per_op=self.directions_memo is None and memoize_steps and observer is None,
+            per_op=self.directions_memo is None and memoize_steps,
         )
         # The seeded ops (pre-order, the module op left out) and `_visit_key` of each, kept
         # from run to run while no op is erased (the walk would find the same ops).
@@ -641,22 +642,27 @@ class PropagationDriver:
     def _observed_step(
         self, op, operands, results, rule, mesh_name, mesh, directions, conservative
     ):
-        """The same step as `propagate_op_shardings`, uncached, so an observer sees it."""
-        projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        """The same step as `propagate_op_shardings`, with the projections before and after it
+        for the observer (which only reads them); memoized by the step's arguments, as the
+        step is (`observed_steps`)."""
+        elementwise = is_elementwise(op)
+        shardings = (tuple(operands.shardings), tuple(results.shardings))
+        key = (self.strategy, rule, shardings, mesh_name, directions, conservative, elementwise)
+        found = self.observed_steps.get(key)
+        if found is None:
+            before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+            after = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+            updates = self.strategy.propagate_factor_shardings(
+                after, directions.__getitem__, rule.factor_sizes, mesh, conservative, elementwise
+            )
+            news = new_tensor_shardings(after, updates, rule, mesh_name, mesh)
+            found = self.observed_steps[key] = (before, after, news)
         observer = self.observer
         assert observer is not None
         observer.step_info(self, op, operands.values, results.values, rule, directions, mesh_name)
-        observer.before_step(op, projection)
-        updates = self.strategy.propagate_factor_shardings(
-            projection,
-            directions.__getitem__,
-            rule.factor_sizes,
-            mesh,
-            conservative,
-            is_elementwise(op),
-        )
-        self.observer_projection = projection
-        return new_tensor_shardings(projection, updates, rule, mesh_name, mesh)
+        observer.before_step(op, found[0])
+        self.observer_projection = found[1]
+        return found[2]
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
         old = side.shardings[i]

@@ -78,7 +78,7 @@ class SettledOpSkip:
     ) -> None:
         """`previous`: the skip of the run just before (None: none), `previous_memo` that
         run's directions memo. `vouched`: the previous run may vouch for this one (same
-        strategy, back to back, steps memoized, no observer, this run's directions memoized by
+        strategy, back to back, steps memoized, this run's directions memoized by
         op name and rule). `per_op`: this run records each op's directions for the next (its
         own are not memoized by name and rule: the first op-priority round). The driver is
         passed to each method that needs it (`SkipHost`), not kept: no cycle holds the module."""
