@@ -13,7 +13,13 @@ user's annotations, as `gen_gpt.py`):
   with batch on "data" and output channels on "model", then pooling and a dense head.
 - `scan_<depth>`: `lax.scan` over `depth` stacked GPT layers (one `stablehlo.while` whose
   body is one layer; the op count does not grow with depth).
-- `train_<depth>`: `depth` unrolled GPT layers, forward + backward (`jax.grad`) + SGD update.
+- `train_<depth>`: `depth` unrolled GPT layers, forward + backward (`jax.grad`) + SGD update
+  (`train --depth 128`: the 128-layer GPT training step of issue 21).
+- `adam_<depth>`: `depth` dense + GELU layers (Megatron column/row splits alternating), forward
+  + backward + an Adam update (first and second moments in, out with the weights).
+
+`--debug-info` prints each with `as_text(debug_info=True)` (a `loc(...)` of the JAX source on
+every op) to `<family>_<depth>_debug.mlir`.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import make_models as mm  # noqa: E402  (sets the 8 CPU devices before importing jax)
 from make_models import P, jax, jnp  # noqa: E402
 
-DEFAULT_DEPTHS = {"moe": 128, "conv": 256, "scan": 64, "train": 32}
+DEFAULT_DEPTHS = {"moe": 128, "conv": 256, "scan": 64, "train": 32, "adam": 64}
 
 
 def moe_text(depth: int) -> str:
@@ -116,14 +122,51 @@ def train_text(depth: int) -> str:
     return mm.lower(step, m, args, (specs, P("data")), (specs, P()))
 
 
-FAMILIES = {"moe": moe_text, "conv": conv_text, "scan": scan_text, "train": train_text}
+def adam_text(depth: int) -> str:
+    m = mm.mesh((2, 4), ("data", "model"))
+    b1, b2, lr, eps = 0.9, 0.999, 1e-3, 1e-8
+
+    def loss_fn(ws, x, y):
+        for w in ws:
+            x = jax.nn.gelu(x @ w)
+        return jnp.mean((x - y) ** 2)
+
+    def step(ws, mu, nu, count, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(ws, x, y)
+        count = count + 1
+        mu = jax.tree.map(lambda m_, g: b1 * m_ + (1 - b1) * g, mu, grads)
+        nu = jax.tree.map(lambda v, g: b2 * v + (1 - b2) * g * g, nu, grads)
+        c1, c2 = 1 - b1**count, 1 - b2**count
+        ws = jax.tree.map(
+            lambda w, m_, v: w - lr * (m_ / c1) / (jnp.sqrt(v / c2) + eps), ws, mu, nu
+        )
+        return ws, mu, nu, count, loss
+
+    d = mm.D_MODEL
+    ws = tuple(mm.spec(d, d) for _ in range(depth))
+    w_specs = tuple(P(None, "model") if i % 2 == 0 else P("model", None) for i in range(depth))
+    batch = mm.spec(mm.BATCH, d)
+    args = (ws, ws, ws, mm.spec(dtype=mm.F32), batch, batch)
+    in_specs = (w_specs, w_specs, w_specs, P(), P("data"), P("data"))
+    return mm.lower(step, m, args, in_specs, (w_specs, w_specs, w_specs, P(), P()))
+
+
+FAMILIES = {
+    "moe": moe_text,
+    "conv": conv_text,
+    "scan": scan_text,
+    "train": train_text,
+    "adam": adam_text,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("families", nargs="*", help=f"any of {', '.join(FAMILIES)} (default: all)")
     parser.add_argument("--depth", type=int, help="depth of every family written")
+    parser.add_argument("--debug-info", action="store_true", help="as_text(debug_info=True)")
     args = parser.parse_args(argv)
+    mm.DEBUG_INFO = args.debug_info
     unknown = [f for f in args.families if f not in FAMILIES]
     if unknown:
         parser.error(f"unknown family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
@@ -131,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for family in args.families or FAMILIES:
         depth = args.depth or DEFAULT_DEPTHS[family]
         text = FAMILIES[family](depth)
-        path = DATA_DIR / f"{family}_{depth}.mlir"
+        path = DATA_DIR / f"{family}_{depth}{'_debug' if args.debug_info else ''}.mlir"
         path.write_text(text)
         kb = len(text.encode()) / 1024
         print(f"{path.relative_to(ROOT)}: {mm.count_ops(text)} ops, {kb:.0f} KB")

@@ -41,6 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "tests" / "models" / "data"
 EXAMPLE = ROOT / "src" / "shardwise" / "examples" / "gpt_block.mlir"
 F32 = jnp.float32
+# `lower` prints with `as_text(debug_info=DEBUG_INFO)`: True gives the `loc(...)` of every op
+# (file:line of the JAX source), what a user gets who wants source lines (the benchmarks' variants).
+DEBUG_INFO = False
 
 # Small dimensions keep the files small; the structure is that of the real models.
 BATCH, SEQ, D_MODEL, HEADS, D_FF, VOCAB = 8, 16, 64, 4, 256, 512
@@ -64,7 +67,7 @@ def lower(f: Callable, m: Mesh, args, in_specs, out_specs, **jit_kwargs) -> str:
     in_sh = jax.tree.map(named, in_specs, is_leaf=lambda x: x is None or isinstance(x, P))
     out_sh = jax.tree.map(named, out_specs, is_leaf=lambda x: x is None or isinstance(x, P))
     jitted = jax.jit(f, in_shardings=in_sh, out_shardings=out_sh, **jit_kwargs)
-    return jitted.lower(*args).as_text()
+    return jitted.lower(*args).as_text(debug_info=DEBUG_INFO)
 
 
 def constrain(m: Mesh, x, *parts):
