@@ -66,7 +66,8 @@ def count_ops(text: str) -> int:
 
 
 def run_reference(path: Path, text: str) -> str:
-    return run_pass(text, PIPELINE)
+    # An input with debug info (`loc(...)`) is printed with its locations, as shardwise does.
+    return run_pass(text, PIPELINE, debug_info="loc(" in text)
 
 
 def run_shardwise(path: Path, text: str) -> str:

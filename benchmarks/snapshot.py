@@ -43,8 +43,9 @@ def run_ours(path: Path, out: Path, pass_spec: str) -> str | None:
 def run_reference(path: Path, out: Path) -> str | None:
     from shardwise.io.reference import run_pass
 
-    try:
-        out.write_text(run_pass(path.read_text(), PIPELINE))
+    text = path.read_text()
+    try:  # with locations printed when the input has them, as `shardwise propagate` does
+        out.write_text(run_pass(text, PIPELINE, debug_info="loc(" in text))
     except Exception as e:  # noqa: BLE001 - recorded in the snapshot
         return f"{type(e).__name__}: {e}"
     return None
