@@ -33,6 +33,7 @@ from shardwise.errors import (
     VerifyError,
 )
 from shardwise.io import generic as gen
+from shardwise.io.deferred_positions import DeferredPositions
 
 __all__ = [
     "load_text",
@@ -180,6 +181,32 @@ def blank_locations(text: str) -> tuple[str, bool]:
     return "".join(pieces), True
 
 
+def has_loc_annotation(text: str) -> bool:
+    """Whether `text` has a ``loc(...)`` (outside strings and comments): `blank_locations`'s
+    second answer, found at the first one."""
+    if "loc(" not in text:
+        return False
+    for m in _LOC_SCAN_RE.finditer(text):
+        if m.group(2) is None:
+            continue  # a string or a comment
+        start = m.start()
+        if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
+            continue  # part of a longer name: @my_loc(...)
+        return True
+    return False
+
+
+def _positions_in_file(text: str, filename: str, unregistered: bool) -> gen.Positions:
+    """Op and block-argument positions of `text` in the file: those of its blanked copy."""
+    blanked, _ = blank_locations(text)
+    try:
+        return _walk_positions(_parse(blanked, unregistered), filename)
+    except _ir().MLIRError as e:
+        raise InternalError(
+            f"the input parses, but not once its loc(...) are blanked: {e}", Location(filename)
+        ) from None
+
+
 def _walk_positions(module: Any, filename: str) -> gen.Positions:
     """Op and block-argument positions of a bindings module, in MLIR pre-order."""
     ops: list[Location] = []
@@ -274,21 +301,19 @@ def load_text(
             Location(filename),
         )
     mlir_ir = _ir()
-    blanked, explicit = blank_locations(text)
+    explicit = has_loc_annotation(text)
     unregistered = allow_unregistered_dialect
     try:
         module = _parse(text, unregistered)
     except mlir_ir.MLIRError as e:
-        _raise_parse_error(e, blanked if explicit else None, filename, unregistered)
+        blanked = blank_locations(text)[0] if explicit else None
+        _raise_parse_error(e, blanked, filename, unregistered)
     positions = None
     if explicit:
-        try:
-            positions = _walk_positions(_parse(blanked, unregistered), filename)
-        except mlir_ir.MLIRError as e:
-            raise InternalError(
-                f"the input parses, but not once its loc(...) are blanked: {e}",
-                Location(filename),
-            ) from None
+        # Where each op is in the file: looked up when an error first needs one.
+        positions = DeferredPositions(
+            lambda: _positions_in_file(text, filename, unregistered), filename
+        )
     # Local scope: every location printed inline, no ``#locN`` alias table to resolve (faster
     # to print and to read). It also leaves out the ``{-# dialect_resources #-}`` block, so a
     # text that has one is printed in the full form. With debug info the full form is faster:
