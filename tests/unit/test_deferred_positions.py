@@ -65,7 +65,11 @@ def test_has_loc_annotation_agrees_with_blank_locations(text: str) -> None:
     assert mlir.has_loc_annotation(text) == mlir.blank_locations(text)[1]
 
 
-def test_positions_without_locations_are_plain() -> None:
-    plain = mlir.load_text("module {\n  func.func @f() {\n    return\n  }\n}\n", "p.mlir")
+def test_positions_without_locations() -> None:
+    text = "module {\n  func.func @f(%a: tensor<f32>) -> tensor<f32> {\n    return %a : tensor<f32>\n  }\n}\n"
+    plain = mlir.load_text(text, "p.mlir")
     ret = next(op for op in plain.walk() if op.name == "func.return")
-    assert type(ret.location) is Location and str(ret.location) == "p.mlir:3:5"
+    assert str(ret.location) == "p.mlir:3:5" and ret.loc_text is None
+    arg = next(op for op in plain.walk() if op.name == "func.func").regions[0].entry.args[0]
+    assert arg.location == Location("p.mlir", 2, 16)
+    assert "loc(" not in mlir.write_text(plain)

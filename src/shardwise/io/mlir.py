@@ -308,11 +308,16 @@ def load_text(
     except mlir_ir.MLIRError as e:
         blanked = blank_locations(text)[0] if explicit else None
         _raise_parse_error(e, blanked, filename, unregistered)
-    positions = None
+    # Where each op is in the file: looked up when an error first needs one. Without explicit
+    # locations, MLIR's locations are those positions: the printout leaves them out (less to
+    # print and to read) and a second parse of the text finds them on demand.
     if explicit:
-        # Where each op is in the file: looked up when an error first needs one.
         positions = DeferredPositions(
             lambda: _positions_in_file(text, filename, unregistered), filename
+        )
+    else:
+        positions = DeferredPositions(
+            lambda: _walk_positions(_parse(text, unregistered), filename), filename
         )
     # Local scope: every location printed inline, no ``#locN`` alias table to resolve (faster
     # to print and to read). It also leaves out the ``{-# dialect_resources #-}`` block, so a
@@ -322,7 +327,7 @@ def load_text(
     # `assume_verified`: the parse has just verified the module; printing would verify it again.
     printed = module.operation.get_asm(
         print_generic_op_form=True,
-        enable_debug_info=True,
+        enable_debug_info=explicit,
         use_local_scope=not explicit and "{-#" not in text,
         assume_verified=True,
     )
