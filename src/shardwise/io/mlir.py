@@ -1,14 +1,16 @@
 """MLIR text <-> our IR, through the MLIR Python bindings that ship in jaxlib.
 
 Loading parses (and verifies) the user's text with the bindings, prints it in generic form
-with debug info and reads that with our pure-Python parser (`shardwise.io.generic`). Writing
+(with debug info if the text has its own) and reads that with our pure-Python parser
+(`shardwise.io.generic`). Writing
 goes the other way: our IR -> generic text -> bindings -> MLIR's own printout, so the output
 is exactly what MLIR/Shardy prints for the same module.
 
 Positions: every op and block argument gets `location` = where it starts in the user's file.
 When the file carries its own ``loc(...)`` annotations (JAX output does), those are kept as
 `Op.loc_text` and printed back, and the positions come from a second parse of the text with
-every ``loc(...)`` blanked out.
+every ``loc(...)`` blanked out. Either way the positions are found when first read (an error
+message), by a second parse (`deferred_positions`): a run without errors needs none.
 """
 
 from __future__ import annotations
