@@ -18,6 +18,12 @@ whole job: parse the text, run the default propagation pipeline
   error), the shardwise columns are skipped with "shardwise: not available yet".
 The `same` column says whether shardwise's output text equals the reference's.
 
+`--command`: time processes instead, `python -m shardwise propagate FILE -o OUT` against the
+lean reference process `benchmarks/lean_reference.py FILE OUT` (jaxlib's MLIR bindings and
+Shardy, no jax import), in CPU seconds of the child (user + system) with `--cpu`, else wall
+clock. Both run with bytecode caching on (`PYTHONPYCACHEPREFIX` under benchmarks/data/), as an
+installed package would, whatever `PYTHONDONTWRITEBYTECODE` says.
+
 Memory: after the timed runs, one more (untimed) shardwise run under `tracemalloc` gives the
 peak of Python allocations during the command (`sw peak MiB`; the C++ MLIR objects of
 loading are not counted); the process's peak RSS (everything: jax, both sides) is printed
@@ -31,9 +37,11 @@ import argparse
 import contextlib
 import gc
 import io
+import os
 import re
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -66,7 +74,8 @@ def count_ops(text: str) -> int:
 
 
 def run_reference(path: Path, text: str) -> str:
-    return run_pass(text, PIPELINE)
+    # An input with debug info (`loc(...)`) is printed with its locations, as shardwise does.
+    return run_pass(text, PIPELINE, debug_info="loc(" in text)
 
 
 def run_shardwise(path: Path, text: str) -> str:
@@ -84,6 +93,42 @@ def run_shardwise(path: Path, text: str) -> str:
         if code not in (0, None) or not out.exists():
             raise RuntimeError(f"exit code {code}: {sink.getvalue().strip()[-500:]}")
         return out.read_text()
+
+
+LEAN_REFERENCE = ROOT / "benchmarks" / "lean_reference.py"
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(DATA_DIR / "pycache")
+    return env
+
+
+def _run_child(argv: list[str], out: Path) -> str:
+    """Run a process; its output file's text. Raises if it fails."""
+    done = subprocess.run(argv, env=_child_env(), capture_output=True, text=True)
+    if done.returncode != 0 or not out.exists():
+        raise RuntimeError(f"exit code {done.returncode}: {done.stderr.strip()[-500:]}")
+    return out.read_text()
+
+
+def command_reference(path: Path, text: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.mlir"
+        return _run_child([sys.executable, str(LEAN_REFERENCE), str(path), str(out)], out)
+
+
+def command_shardwise(path: Path, text: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.mlir"
+        argv = [sys.executable, "-m", "shardwise", "propagate", str(path), "-o", str(out)]
+        return _run_child(argv, out)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # The clock of `timed`: wall clock, or with --cpu this process's CPU time (steadier when other
@@ -174,9 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cpu", action="store_true", help="time CPU seconds of this process, not wall clock"
     )
+    parser.add_argument(
+        "--command",
+        action="store_true",
+        help="time processes: `python -m shardwise propagate` against benchmarks/lean_reference.py",
+    )
     args = parser.parse_args(argv)
-    global clock
+    global clock, run_reference, run_shardwise
     clock = time.process_time if args.cpu else time.perf_counter
+    if args.command:
+        clock = children_cpu if args.cpu else time.perf_counter
+        run_reference, run_shardwise = command_reference, command_shardwise
+        args.no_memory = True
     files = args.files or sorted(DATA_DIR.glob("*.mlir"), key=depth_key)
     if not files:
         print("no input files; run: python benchmarks/gen_gpt.py", file=sys.stderr)
@@ -187,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         header += f" {'sw s':>9s} {'sw ops/s':>10s} {'sw/ref':>9s} {'best':>7s}  same"
         header += "" if args.no_memory else " sw peak MiB"
     what = "CPU seconds" if args.cpu else "wall-clock seconds"
+    what += " of processes (lean reference vs shardwise propagate)" if args.command else ""
     print(f"pipeline: {PIPELINE}; median of {args.reps} repetitions, {what}")
     print(header)
     rows = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardwise import ir
 from shardwise.errors import InternalError, Location, ParseError, UnsupportedError
@@ -29,6 +29,9 @@ from shardwise.io.generic_text import (
     split_types,
     substitute_aliases,
 )
+
+if TYPE_CHECKING:
+    from shardwise.io.deferred_positions import DeferredPositions
 
 __all__ = ["Positions", "parse_generic"]
 
@@ -77,7 +80,7 @@ class _Parser:
         filename: str,
         aliases: dict[str, str],
         sdy_parser: SdyParser | None,
-        positions: Positions | None,
+        positions: Positions | DeferredPositions | None,
     ) -> None:
         self.text = text
         self.filename = filename
@@ -533,7 +536,7 @@ def parse_generic(
     text: str,
     filename: str = "-",
     sdy_parser: SdyParser | None = None,
-    positions: Positions | None = None,
+    positions: Positions | DeferredPositions | None = None,
 ) -> ir.Module:
     """Parse MLIR's generic-form printout (with debug info) into our IR.
 
@@ -567,7 +570,7 @@ def parse_generic(
         parser.sdy_parser = None
     if op.name != "builtin.module":
         raise UnsupportedError(f"expected a 'builtin.module' at the top, got '{op.name}'")
-    if positions is not None and (
+    if isinstance(positions, Positions) and (
         len(parser.ops) != len(positions.ops) or len(parser.args) != len(positions.args)
     ):
         raise InternalError("op/argument count differs between the two parses of the input")

@@ -110,6 +110,10 @@ class _Printer:
         if not self.with_locs:
             return ""
         if loc_text is not None:
+            if self.use_aliases and len(loc_text) > _MIN_ALIASED:
+                # JAX's call-site locations are long and shared by many ops: MLIR parses
+                # each once (``#sw_l3 = loc(...)``; its printout names its own aliases).
+                return " loc(" + self.alias_of(loc_text, "#sw_l") + ")"
             return " " + loc_text
         if location is not None and location.line > 0:
             return f' loc("{_escape(location.file)}":{location.line}:{location.col})'
