@@ -1,4 +1,4 @@
-"""A mixed-integer linear program, built row by row and solved by HiGHS (`scipy.optimize.milp`).
+"""A mixed-integer linear program, built by rows and solved by HiGHS (`scipy.optimize.milp`).
 
 The planner's solvers state their problems with `MilpBuilder`: variables (binary or
 continuous, with bounds and an objective coefficient), sparse rows ``lo <= a.x <= hi``, and
