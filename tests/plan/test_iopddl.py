@@ -160,7 +160,7 @@ def test_local_search_alone_is_valid(prob):
         return
     res = solve(prob, time_limit=5, use_milp=False)
     assert evaluate(prob, res.strategies).feasible
-    assert res.status == "feasible" and res.method in ("local-search", "least-usage")
+    assert res.status == "feasible" and res.method == "local-search"
 
 
 def test_infeasible_budget_names_the_smallest_limit():
@@ -189,7 +189,7 @@ def test_time_limit_respected():
     start = time.monotonic()
     res = solve(prob, time_limit=2.0)
     elapsed = time.monotonic() - start
-    assert elapsed < 2.0 + 1.5  # model building and the final exact evaluation included
+    assert elapsed < 2.0 + 0.75  # HiGHS runs in a process stopped at the deadline
     assert evaluate(prob, res.strategies).feasible
 
 

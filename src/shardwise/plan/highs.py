@@ -10,7 +10,9 @@ caller always knows how far a solution may be from the optimum.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,8 @@ __all__ = ["MilpBuilder", "MilpResult"]
 
 # scipy.optimize.milp's status codes (HiGHS underneath).
 _OPTIMAL, _LIMIT, _INFEASIBLE, _UNBOUNDED = 0, 1, 2, 3
+# (status, x, objective, dual bound), as a forked solve sends it back.
+_Answer = tuple[str, "np.ndarray | None", "float | None", "float | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +112,48 @@ class MilpBuilder:
         self._row_lo.extend(np.asarray(lo, dtype=np.float64).tolist())
         self._row_hi.extend(np.asarray(hi, dtype=np.float64).tolist())
 
-    def solve(self, time_limit_s: float, mip_rel_gap: float = 0.0) -> MilpResult:
-        """Solve within `time_limit_s` seconds of wall clock (HiGHS's own limit)."""
+    def solve(
+        self, time_limit_s: float, mip_rel_gap: float = 0.0, hard_limit_s: float | None = None
+    ) -> MilpResult:
+        """Solve within `time_limit_s` seconds (HiGHS's own limit, which its presolve may
+        overrun). With `hard_limit_s`, HiGHS runs in a forked process that is stopped after
+        that many seconds (then no solution comes back): a deadline that holds."""
         start = time.monotonic()
         if self._n == 0:
             return MilpResult("optimal", np.zeros(0), 0.0, 0.0, 0.0)
+        if hard_limit_s is None:
+            answer = self._run_highs(time_limit_s, mip_rel_gap)
+        else:
+            answer = self._run_forked(time_limit_s, mip_rel_gap, hard_limit_s)
+        status, x, objective, bound = answer
+        return MilpResult(status, x, objective, bound, time.monotonic() - start)
+
+    def _run_forked(self, time_limit_s: float, mip_rel_gap: float, hard_limit_s: float) -> _Answer:
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+
+        def child() -> None:
+            send.send(self._run_highs(time_limit_s, mip_rel_gap))
+            send.close()
+
+        proc = ctx.Process(target=child, daemon=True)
+        with warnings.catch_warnings():  # fork of a process with threads: the child only solves
+            warnings.simplefilter("ignore", DeprecationWarning)
+            proc.start()
+        send.close()
+        try:
+            if receive.poll(max(hard_limit_s, 0.0)):
+                return receive.recv()
+            return ("time_limit", None, None, None)
+        except EOFError:  # the child died (out of memory, ...)
+            return ("error", None, None, None)
+        finally:
+            receive.close()
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(1.0)
+
+    def _run_highs(self, time_limit_s: float, mip_rel_gap: float) -> _Answer:
         constraints = []
         if self._row_lo:
             matrix = csr_array(
@@ -132,7 +173,6 @@ class MilpBuilder:
             constraints=constraints,
             options={"time_limit": max(time_limit_s, 0.01), "mip_rel_gap": mip_rel_gap},
         )
-        elapsed = time.monotonic() - start
         status = {
             _OPTIMAL: "optimal",
             _LIMIT: "time_limit",
@@ -143,4 +183,4 @@ class MilpBuilder:
         bound = res.get("mip_dual_bound")
         bound = None if bound is None or not math.isfinite(bound) else float(bound)
         objective = None if res.fun is None else float(res.fun)
-        return MilpResult(status, x, objective, bound, elapsed)
+        return (status, x, objective, bound)

@@ -100,46 +100,46 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     safe = np.array([int(np.argmin(u)) for u in problem.usages], dtype=np.int64)
     best = safe.copy()
     _local_search(model, best, start + 0.25 * time_limit)
-    ev = evaluate(problem, tuple(best.tolist()))
-    if not ev.feasible:
-        best, ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
-    best_cost = ev.cost
-    method, status, bound = "local-search", "feasible", None
-    if use_milp and _memory_nnz(model) <= _MAX_MEMORY_NNZ:
+    tick = time.monotonic()
+    best_ev = evaluate(problem, tuple(best.tolist()))
+    # What the end needs: one more exact evaluation, with room to spare.
+    end = deadline - 2 * (time.monotonic() - tick) - 0.02 * time_limit
+    if not best_ev.feasible:
+        best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
+    method, bound = "local-search", None
+    if use_milp and _memory_nnz(model) <= _MAX_MEMORY_NNZ and end - time.monotonic() > 0.1:
         builder, x_index, _ = _build_milp(model)
-        remaining = deadline - time.monotonic()
-        res = builder.solve(0.9 * remaining) if remaining > 0.05 else None
+        hard = end - time.monotonic()
+        res = builder.solve(0.75 * hard, hard_limit_s=hard) if hard > 0.05 else None
         if res is not None and res.dual_bound is not None:
             bound = res.dual_bound + model.constant
         if res is not None and res.x is not None:
             cand = np.array([int(np.argmax(res.x[idx])) for idx in x_index], dtype=np.int64)
-            _local_search(model, cand, deadline)
+            _local_search(model, cand, end)
             ev = evaluate(problem, tuple(cand.tolist()))
-            if ev.feasible and ev.cost <= best_cost:
-                best, best_cost, method = cand, ev.cost, "milp"
-    # HiGHS's dual bound holds for the uncapped problem too (capping only lowers costs).
-    if bound is not None and best_cost <= bound + 1e-6 * max(1.0, abs(bound)):
-        status = "optimal"
-    if status == "feasible" and time.monotonic() < deadline:
+            if ev.feasible and ev.cost <= best_ev.cost:
+                best, best_ev, method = cand, ev, "milp"
+    if not _proved(best_ev.cost, bound) and time.monotonic() < end:
         polished = best.copy()
-        _local_search(model, polished, deadline)
+        _local_search(model, polished, end)
         ev = evaluate(problem, tuple(polished.tolist()))
-        if ev.feasible and ev.cost <= best_cost:
-            best, best_cost = polished, ev.cost
-    final = evaluate(problem, tuple(best.tolist()))
-    if not final.feasible:  # float rounding let a move past the limit: the safe start
-        best = safe
-        final = evaluate(problem, tuple(best.tolist()))
-        method, status = "least-usage", "feasible"
+        if ev.feasible and ev.cost <= best_ev.cost:
+            best, best_ev = polished, ev
     return IopddlResult(
         strategies=tuple(best.tolist()),
-        cost=final.cost,
-        peak_usage=final.peak_usage,
+        cost=best_ev.cost,
+        peak_usage=best_ev.peak_usage,
         lower_bound=bound,
-        status=status,
+        status="optimal" if _proved(best_ev.cost, bound) else "feasible",
         method=method,
         solve_time_s=time.monotonic() - start,
     )
+
+
+def _proved(cost: int, bound: float | None) -> bool:
+    """Whether `cost` meets HiGHS's dual bound (which holds for the uncapped problem too:
+    capping only lowers costs)."""
+    return bound is not None and cost <= bound + 1e-6 * max(1.0, abs(bound))
 
 
 def _build_model(problem: Problem) -> _Model:
