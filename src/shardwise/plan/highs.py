@@ -13,18 +13,21 @@ import math
 import multiprocessing
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp  # type: ignore[import-untyped]
 from scipy.sparse import csr_array  # type: ignore[import-untyped]
 
-__all__ = ["MilpBuilder", "MilpResult"]
+__all__ = ["MilpBuilder", "MilpResult", "run_forked"]
 
 # scipy.optimize.milp's status codes (HiGHS underneath).
 _OPTIMAL, _LIMIT, _INFEASIBLE, _UNBOUNDED = 0, 1, 2, 3
 # (status, x, objective, dual bound), as a forked solve sends it back.
 _Answer = tuple[str, "np.ndarray | None", "float | None", "float | None"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,46 +115,14 @@ class MilpBuilder:
         self._row_lo.extend(np.asarray(lo, dtype=np.float64).tolist())
         self._row_hi.extend(np.asarray(hi, dtype=np.float64).tolist())
 
-    def solve(
-        self, time_limit_s: float, mip_rel_gap: float = 0.0, hard_limit_s: float | None = None
-    ) -> MilpResult:
-        """Solve within `time_limit_s` seconds (HiGHS's own limit, which its presolve may
-        overrun). With `hard_limit_s`, HiGHS runs in a forked process that is stopped after
-        that many seconds (then no solution comes back): a deadline that holds."""
+    def solve(self, time_limit_s: float, mip_rel_gap: float = 0.0) -> MilpResult:
+        """Solve within `time_limit_s` seconds: HiGHS's own limit, which its presolve may
+        overrun (run it under `run_forked` for a deadline that holds)."""
         start = time.monotonic()
         if self._n == 0:
             return MilpResult("optimal", np.zeros(0), 0.0, 0.0, 0.0)
-        if hard_limit_s is None:
-            answer = self._run_highs(time_limit_s, mip_rel_gap)
-        else:
-            answer = self._run_forked(time_limit_s, mip_rel_gap, hard_limit_s)
-        status, x, objective, bound = answer
+        status, x, objective, bound = self._run_highs(time_limit_s, mip_rel_gap)
         return MilpResult(status, x, objective, bound, time.monotonic() - start)
-
-    def _run_forked(self, time_limit_s: float, mip_rel_gap: float, hard_limit_s: float) -> _Answer:
-        ctx = multiprocessing.get_context("fork")
-        receive, send = ctx.Pipe(duplex=False)
-
-        def child() -> None:
-            send.send(self._run_highs(time_limit_s, mip_rel_gap))
-            send.close()
-
-        proc = ctx.Process(target=child, daemon=True)
-        with warnings.catch_warnings():  # fork of a process with threads: the child only solves
-            warnings.simplefilter("ignore", DeprecationWarning)
-            proc.start()
-        send.close()
-        try:
-            if receive.poll(max(hard_limit_s, 0.0)):
-                return receive.recv()
-            return ("time_limit", None, None, None)
-        except EOFError:  # the child died (out of memory, ...)
-            return ("error", None, None, None)
-        finally:
-            receive.close()
-            if proc.is_alive():
-                proc.terminate()
-            proc.join(1.0)
 
     def _run_highs(self, time_limit_s: float, mip_rel_gap: float) -> _Answer:
         constraints = []
@@ -184,3 +155,36 @@ class MilpBuilder:
         bound = None if bound is None or not math.isfinite(bound) else float(bound)
         objective = None if res.fun is None else float(res.fun)
         return (status, x, objective, bound)
+
+
+def run_forked(work: Callable[[], T], limit_s: float) -> T | None:
+    """`work()` in a forked process, stopped after `limit_s` seconds (then None).
+
+    HiGHS cannot be interrupted from Python, and building a large MILP takes time too: in a
+    child process both can be abandoned at a deadline that holds, whatever they are doing.
+    The child inherits everything by fork (no pickling of the problem); only the answer comes
+    back through a pipe. None also when the child dies (out of memory, ...).
+    """
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        send.send(work())
+        send.close()
+
+    proc = ctx.Process(target=child, daemon=True)
+    with warnings.catch_warnings():  # fork of a process with threads: the child only computes
+        warnings.simplefilter("ignore", DeprecationWarning)
+        proc.start()
+    send.close()
+    try:
+        if receive.poll(max(limit_s, 0.0)):
+            return receive.recv()
+        return None
+    except EOFError:
+        return None
+    finally:
+        receive.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join(1.0)

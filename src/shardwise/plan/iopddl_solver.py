@@ -9,9 +9,9 @@ usages are non-negative). Before that, edges whose table splits into a row part 
 part, and edges of fixed nodes, are folded into node costs, so they cost no variables.
 
 The local search (`_local_search`) starts from every node at its least usage, which fits
-whenever anything fits (`iopddl.check_feasible` raises otherwise), and moves one node at a time
-to its cheapest strategy that keeps every time point under the limit, until no move pays or
-the time is up. It runs before the MILP (so a solution exists even if HiGHS finds none in
+whenever anything fits (`iopddl.check_feasible` raises otherwise), and moves one node, or the
+two ends of an edge together, to their cheapest strategies that keep every time point under
+the limit, until no move pays or the time is up. It runs before the MILP (so a solution exists even if HiGHS finds none in
 time) and after it, to polish HiGHS's incumbent. The answer is the best solution the exact
 evaluator (`iopddl.evaluate`) accepts.
 """
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from shardwise.plan.highs import MilpBuilder
+from shardwise.plan.highs import MilpBuilder, run_forked
 from shardwise.plan.iopddl import Problem, check_feasible, evaluate
 
 __all__ = ["IopddlResult", "solve"]
@@ -108,9 +108,9 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
         best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
     method, bound = "local-search", None
     if use_milp and _memory_nnz(model) <= _MAX_MEMORY_NNZ and end - time.monotonic() > 0.1:
-        builder, x_index, _ = _build_milp(model)
         hard = end - time.monotonic()
-        res = builder.solve(0.75 * hard, hard_limit_s=hard) if hard > 0.05 else None
+        res = run_forked(lambda: _build_milp(model).solve(0.75 * hard), hard)
+        x_index = _x_index(model)
         if res is not None and res.dual_bound is not None:
             bound = res.dual_bound + model.constant
         if res is not None and res.x is not None:
@@ -252,13 +252,39 @@ def _incident_costs(model: _Model, node: int, assign: np.ndarray) -> np.ndarray:
 
 
 def _local_search(model: _Model, assign: np.ndarray, deadline: float) -> None:
-    """Improve `assign` in place by single-node moves that keep every time point fitting."""
+    """Improve `assign` in place by moves that keep every time point fitting: single nodes
+    to their cheapest strategy, then both ends of an edge at once (which escapes a pair of
+    strategies that only pays off together), until neither pays or the time is up."""
     load = np.zeros(len(model.times))
     for i, u in enumerate(model.usage):
         a, b = model.span[i]
         if a < b:
             load[a:b] += u[assign[i]]
-    limit = model.limit
+    while time.monotonic() < deadline:
+        _single_moves(model, assign, load, deadline)
+        if not _pair_moves(model, assign, load, deadline):
+            return
+
+
+def _headroom(model: _Model, load: np.ndarray, node: int) -> float:
+    a, b = model.span[node]
+    if model.limit is None or a >= b:
+        return np.inf
+    return model.limit - float(load[a:b].max())
+
+
+def _move(model: _Model, assign: np.ndarray, load: np.ndarray, node: int, s: int) -> None:
+    a, b = model.span[node]
+    if a < b:
+        load[a:b] += model.usage[node][s] - model.usage[node][assign[node]]
+    assign[node] = s
+
+
+def _better(new: float, old: float) -> bool:
+    return new < old - 1e-9 * max(1.0, abs(old))
+
+
+def _single_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: float) -> None:
     movable = [i for i, c in enumerate(model.node_cost) if len(c) > 1]
     improved = True
     while improved:
@@ -268,35 +294,59 @@ def _local_search(model: _Model, assign: np.ndarray, deadline: float) -> None:
                 return
             vec = _incident_costs(model, i, assign)
             cur = int(assign[i])
-            a, b = model.span[i]
-            if limit is not None and a < b:
-                delta = model.usage[i] - model.usage[i][cur]
-                headroom = limit - float(load[a:b].max())
-                vec = np.where(delta <= headroom, vec, np.inf)
+            delta = model.usage[i] - model.usage[i][cur]
+            vec = np.where(delta <= _headroom(model, load, i), vec, np.inf)
             s = int(np.argmin(vec))
-            if vec[s] < vec[cur] - 1e-9 * max(1.0, abs(float(vec[cur]))):
-                if a < b:
-                    load[a:b] += model.usage[i][s] - model.usage[i][cur]
-                assign[i] = s
+            if _better(float(vec[s]), float(vec[cur])):
+                _move(model, assign, load, i, s)
                 improved = True
 
 
-def _build_milp(model: _Model) -> tuple[MilpBuilder, list[np.ndarray], bool]:
-    """The MILP of the module docstring; returns it, each node's x indices, and whether any
-    cost was capped at the penalty (then HiGHS's optimum is only a lower bound)."""
+def _pair_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: float) -> bool:
+    """One pass of joint moves over the two ends of each edge; whether any was made."""
+    improved = False
+    for i, j, table in model.pairs:
+        if time.monotonic() > deadline:
+            return improved
+        si, sj = int(assign[i]), int(assign[j])
+        # Each end's cost without this edge, then the joint table.
+        vi = _incident_costs(model, i, assign) - table[:, sj]
+        vj = _incident_costs(model, j, assign) - table[si, :]
+        joint = vi[:, None] + vj[None, :] + table
+        di = model.usage[i] - model.usage[i][si]
+        dj = model.usage[j] - model.usage[j][sj]
+        ok = (di <= _headroom(model, load, i))[:, None] & (dj <= _headroom(model, load, j))[None, :]
+        (ai, bi), (aj, bj) = model.span[i], model.span[j]
+        lo, hi = max(ai, aj), min(bi, bj)
+        if model.limit is not None and lo < hi:  # both live somewhere: their sum must fit
+            ok &= di[:, None] + dj[None, :] <= model.limit - float(load[lo:hi].max())
+        joint = np.where(ok, joint, np.inf)
+        flat = int(np.argmin(joint))
+        a, b = divmod(flat, joint.shape[1])
+        if (a, b) != (si, sj) and _better(float(joint[a, b]), float(joint[si, sj])):
+            _move(model, assign, load, i, a)
+            _move(model, assign, load, j, b)
+            improved = True
+    return improved
+
+
+def _x_index(model: _Model) -> list[np.ndarray]:
+    """Each node's x variables: the MILP's first variables, node by node."""
+    ends = np.cumsum([len(c) for c in model.node_cost])
+    return [np.arange(e - len(c), e) for e, c in zip(ends, model.node_cost, strict=True)]
+
+
+def _build_milp(model: _Model) -> MilpBuilder:
+    """The MILP of the module docstring. Costs at or above the penalty are capped (so
+    HiGHS's optimum is then only a lower bound)."""
     finite = [c[c < _PENALTY] for c in model.node_cost] + [
         t[t < _PENALTY].ravel() for _, _, t in model.pairs
     ]
     top = max((float(np.abs(f).max()) for f in finite if f.size), default=1.0)
     cap = max(top, 1.0) * 1e4
-    capped = False
 
     def clip(values: np.ndarray) -> np.ndarray:
-        nonlocal capped
-        if np.any(values >= _PENALTY):
-            capped = True
-            return np.minimum(values, cap)
-        return values
+        return np.minimum(values, cap)
 
     milp = MilpBuilder()
     x_index = [milp.add_vars(clip(c), binary=True) for c in model.node_cost]
@@ -307,7 +357,7 @@ def _build_milp(model: _Model) -> tuple[MilpBuilder, list[np.ndarray], bool]:
     for members, table in model.others:
         _add_general_edge(milp, x_index, members, clip(table))
     _add_memory_rows(milp, model, x_index)
-    return milp, x_index, capped
+    return milp
 
 
 def _add_general_edge(
