@@ -13,7 +13,8 @@ unannotated `input.mlir` on the case's mesh, and its plan is costed the same way
 Columns: `time_s` (communication + compute, the planner's objective), `comm B/dev`, `peak
 MiB/dev`, `fits` (peak <= budget), `search s` (end to end, the planner's own count), and
 `vs best` = the plan's time over the best standard plan that fits the same budget (<= 1.00:
-the planner is at least as good; `-` when no standard plan fits).
+the planner is at least as good; `-` when no standard plan fits), and the gap of the plan's
+time to the planner's lower bound.
 
 If the planner's search is not importable yet, the standard plans' table is still printed.
 """
@@ -109,13 +110,17 @@ def run_case(case: Path, fractions: list[float], cost: Any, search: Any) -> dict
             continue
         s = plan.summary
         ratio = "-" if best is None else f"{s['time_s'] / best:.2f}"
-        extra = f"search {plan.search_time_s:.1f} s, vs best {ratio} ({plan.name})"
+        extra = (
+            f"search {plan.search_time_s:.1f} s, vs best {ratio} ({plan.name}), "
+            f"gap to bound {100 * plan.gap:.0f}%"
+        )
         print(_row(f"plan[{label}]", s, budget, extra))
         out["planned"][label] = {
             "budget": budget,
             "summary": s,
             "name": plan.name,
             "search_time_s": plan.search_time_s,
+            "lower_bound_s": plan.lower_bound,
             "vs_best_standard": None if best is None else s["time_s"] / best,
         }
     return out
