@@ -163,6 +163,22 @@ def test_local_search_alone_is_valid(prob):
     assert res.status == "feasible" and res.method == "local-search"
 
 
+def test_local_search_moves_both_ends_of_an_edge():
+    # Strategy 1 is cheaper on both nodes (10 + 10 vs 50 + 50), but the edge charges 1000 for
+    # a mismatch: from (0, 0), the least usages, no single move pays; the joint move does.
+    prob = Problem(
+        "pair",
+        ((0, 2), (1, 3)),
+        ((50, 10), (50, 10)),
+        ((1, 2), (1, 2)),
+        ((0, 1),),
+        ((0, 1000, 1000, 0),),
+        10,
+    )
+    res = solve(prob, time_limit=5, use_milp=False)
+    assert res.strategies == (1, 1) and res.cost == 20 == _brute_force(prob)
+
+
 def test_infeasible_budget_names_the_smallest_limit():
     data = json.loads(json.dumps(CHAIN))
     data["problem"]["usage_limit"] = 5  # least usages at t=1: 2 + 5 = 7
