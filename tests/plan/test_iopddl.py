@@ -100,11 +100,16 @@ def test_round_trip_json():
 
 
 @st.composite
-def problems(draw, max_nodes: int = 5, max_strategies: int = 3, arity3: bool = False):
-    """Small random instances: up to 3**5 = 243 assignments, brute-forced in the test."""
+def problems(
+    draw, max_nodes: int = 5, max_strategies: int = 3, arity3: bool = False, penalty: bool = False
+):
+    """Small random instances: up to 3**5 = 243 assignments, brute-forced in the test.
+    With `penalty`, some costs are the contest's 10**18 ("forbidden")."""
     n = draw(st.integers(1, max_nodes))
     counts = [draw(st.integers(1, max_strategies)) for _ in range(n)]
     val = st.integers(0, 50)
+    if penalty:
+        val = st.one_of(val, st.just(PENALTY))
     costs = [draw(st.lists(val, min_size=k, max_size=k)) for k in counts]
     usages = [draw(st.lists(st.integers(0, 20), min_size=k, max_size=k)) for k in counts]
     intervals = []
@@ -152,6 +157,23 @@ def test_solver_matches_brute_force(prob):
     assert res.cost == ev.cost == best
     assert res.status == "optimal"
     assert res.lower_bound is not None and res.lower_bound <= best + 1e-6
+
+
+PENALTY = 10**18
+
+
+@given(problems(penalty=True))
+def test_solver_avoids_penalties(prob):
+    """Forbidden entries are fixed to 0 in the MILP: a penalty-free optimum is found exactly."""
+    best = _brute_force(prob)
+    if best is None:
+        return
+    res = solve(prob, time_limit=5)
+    assert evaluate(prob, res.strategies).feasible
+    if best < PENALTY:
+        assert res.cost == best and res.status == "optimal"
+    else:
+        assert res.cost >= best
 
 
 @given(problems())

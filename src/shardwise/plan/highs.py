@@ -74,14 +74,15 @@ class MilpBuilder:
         *,
         binary: bool,
         lower: float = 0.0,
-        upper: float = 1.0,
+        upper: float | np.ndarray = 1.0,
     ) -> np.ndarray:
-        """Add ``len(cost)`` variables; return their indices."""
+        """Add ``len(cost)`` variables (`upper`: one bound for all, or one each); return
+        their indices."""
         cost = np.asarray(cost, dtype=np.float64)
         k = len(cost)
         self._cost.append(cost)
         self._lower.append(np.full(k, lower))
-        self._upper.append(np.full(k, upper))
+        self._upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (k,)).copy())
         self._integral.append(np.full(k, 1 if binary else 0, dtype=np.int8))
         idx = np.arange(self._n, self._n + k)
         self._n += k

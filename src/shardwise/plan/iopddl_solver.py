@@ -112,7 +112,7 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
         res = run_forked(lambda: _build_milp(model).solve(0.75 * hard), hard)
         x_index = _x_index(model)
         if res is not None and res.dual_bound is not None:
-            bound = res.dual_bound + model.constant
+            bound = min(res.dual_bound, _PENALTY) + model.constant
         if res is not None and res.x is not None:
             cand = np.array([int(np.argmax(res.x[idx])) for idx in x_index], dtype=np.int64)
             _local_search(model, cand, end)
@@ -337,8 +337,10 @@ def _x_index(model: _Model) -> list[np.ndarray]:
 
 
 def _build_milp(model: _Model) -> MilpBuilder:
-    """The MILP of the module docstring. Costs at or above the penalty are capped (so
-    HiGHS's optimum is then only a lower bound)."""
+    """The MILP of the module docstring. An entry at or above the penalty is forbidden (its
+    variable fixed to 0) unless a node has nothing else, where it is capped instead: the
+    optimum is then the best penalty-free solution, and its bound, capped at the penalty,
+    still bounds every solution."""
     finite = [c[c < _PENALTY] for c in model.node_cost] + [
         t[t < _PENALTY].ravel() for _, _, t in model.pairs
     ]
@@ -348,12 +350,16 @@ def _build_milp(model: _Model) -> MilpBuilder:
     def clip(values: np.ndarray) -> np.ndarray:
         return np.minimum(values, cap)
 
+    def allowed(values: np.ndarray) -> np.ndarray:
+        ok = values < _PENALTY
+        return ok.astype(np.float64) if ok.any() else np.ones(values.shape)
+
     milp = MilpBuilder()
-    x_index = [milp.add_vars(clip(c), binary=True) for c in model.node_cost]
+    x_index = [milp.add_vars(clip(c), binary=True, upper=allowed(c)) for c in model.node_cost]
     for idx in x_index:
         milp.add_row(idx, np.ones(len(idx)), 1.0, 1.0)
     for i, j, table in model.pairs:
-        _add_pair_edge(milp, x_index[i], x_index[j], clip(table))
+        _add_pair_edge(milp, x_index[i], x_index[j], clip(table), allowed(table).ravel())
     for members, table in model.others:
         _add_general_edge(milp, x_index, members, clip(table))
     _add_memory_rows(milp, model, x_index)
@@ -374,10 +380,12 @@ def _add_general_edge(
             )
 
 
-def _add_pair_edge(milp: MilpBuilder, xi: np.ndarray, xj: np.ndarray, table: np.ndarray) -> None:
-    """``y[a, b]`` in [0, 1] with ``sum_b y[a, b] = x_i[a]`` and ``sum_a y[a, b] = x_j[b]``."""
+def _add_pair_edge(
+    milp: MilpBuilder, xi: np.ndarray, xj: np.ndarray, table: np.ndarray, upper: np.ndarray
+) -> None:
+    """``y[a, b]`` in [0, upper] with ``sum_b y[a, b] = x_i[a]`` and ``sum_a y[a, b] = x_j[b]``."""
     ni, nj = table.shape
-    y = milp.add_vars(table.ravel(), binary=False)
+    y = milp.add_vars(table.ravel(), binary=False, upper=upper)
     a, b = np.divmod(np.arange(ni * nj), nj)
     rows = np.concatenate([a, ni + b, np.arange(ni), ni + np.arange(nj)])
     cols = np.concatenate([y, y, xi, xj])
