@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from shardwise.cli import main
 from shardwise.errors import InputError
+from shardwise.plan import iopddl_solver
 from shardwise.plan.iopddl import (
     InfeasibleError,
     Problem,
@@ -174,6 +175,19 @@ def test_solver_avoids_penalties(prob):
         assert res.cost == best and res.status == "optimal"
     else:
         assert res.cost >= best
+
+
+@given(problems())
+def test_few_memory_rows_then_repair_is_valid(prob):
+    """With room for one memory row only, the MILP may go over elsewhere: the repair fixes it."""
+    best = _brute_force(prob)
+    if best is None:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(iopddl_solver, "_MAX_MEMORY_NNZ", 1)
+        res = solve(prob, time_limit=5)
+    assert evaluate(prob, res.strategies).feasible
+    assert res.cost >= best
 
 
 @given(problems())

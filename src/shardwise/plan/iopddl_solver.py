@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,8 +30,9 @@ from shardwise.plan.iopddl import Problem, check_feasible, evaluate
 
 __all__ = ["IopddlResult", "solve"]
 
-# Above this many memory-row nonzeros the MILP is not built (local search only).
-_MAX_MEMORY_NNZ = 20_000_000
+# Above this many memory-row nonzeros, only the most loaded time points get rows (and the
+# MILP's answer is repaired where the others go over).
+_MAX_MEMORY_NNZ = 2_000_000
 # Table entries at or above this are the contest's "forbidden" penalties; the MILP sees them
 # capped (a lower bound stays a lower bound), the evaluator sees them as they are.
 _PENALTY = 1e15
@@ -86,6 +87,7 @@ class _Model:
     limit: float | None
     times: np.ndarray  # the time points where memory is checked
     span: np.ndarray  # node -> [first, last) index into `times` where it is live
+    intervals: np.ndarray  # node -> [lo, hi) in time (nodes without memory: [0, 0))
 
 
 def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> IopddlResult:
@@ -107,14 +109,17 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     if not best_ev.feasible:
         best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
     method, bound = "local-search", None
-    if use_milp and _memory_nnz(model) <= _MAX_MEMORY_NNZ and end - time.monotonic() > 0.1:
+    if use_milp and end - time.monotonic() > 0.1:
+        reduced = _tightest_points(model, best, _MAX_MEMORY_NNZ)
         hard = end - time.monotonic()
-        res = run_forked(lambda: _build_milp(model).solve(0.75 * hard), hard)
+        res = run_forked(lambda: _build_milp(reduced).solve(0.75 * hard), hard)
         x_index = _x_index(model)
         if res is not None and res.dual_bound is not None:
             bound = min(res.dual_bound, _PENALTY) + model.constant
         if res is not None and res.x is not None:
             cand = np.array([int(np.argmax(res.x[idx])) for idx in x_index], dtype=np.int64)
+            if reduced is not model:  # rows were left out: they may be over the limit
+                _repair(model, cand, end)
             _local_search(model, cand, end)
             ev = evaluate(problem, tuple(cand.tolist()))
             if ev.feasible and ev.cost <= best_ev.cost:
@@ -199,6 +204,7 @@ def _build_model(problem: Problem) -> _Model:
         limit=None if problem.usage_limit is None else float(problem.usage_limit),
         times=times,
         span=span,
+        intervals=np.array(problem.intervals, dtype=np.int64).reshape(n, 2),
     )
 
 
@@ -232,6 +238,55 @@ def _memory_points(problem: Problem, usage: list[np.ndarray]) -> tuple[np.ndarra
     return starts, span
 
 
+def _tightest_points(model: _Model, assign: np.ndarray, max_nnz: int) -> _Model:
+    """`model` with only as many memory time points as `max_nnz` nonzeros allow, the most
+    loaded under `assign` first (the model itself when all fit)."""
+    total = _memory_nnz(model)
+    if total <= max_nnz or len(model.times) == 0:
+        return model
+    keep = max(1, int(len(model.times) * max_nnz / total))
+    load = _load(model, assign)
+    chosen = np.sort(model.times[np.argsort(-load, kind="stable")[:keep]])
+    span = np.zeros_like(model.span)
+    live = model.span[:, 0] < model.span[:, 1]
+    span[live, 0] = np.searchsorted(chosen, model.intervals[live, 0], side="left")
+    span[live, 1] = np.searchsorted(chosen, model.intervals[live, 1], side="left")
+    return replace(model, times=chosen, span=span)
+
+
+def _load(model: _Model, assign: np.ndarray) -> np.ndarray:
+    """The memory at each checked time point under `assign`."""
+    load = np.zeros(len(model.times))
+    for i, u in enumerate(model.usage):
+        a, b = model.span[i]
+        if a < b:
+            load[a:b] += u[assign[i]]
+    return load
+
+
+def _repair(model: _Model, assign: np.ndarray, deadline: float) -> None:
+    """Bring `assign` under the limit: at the most overloaded time point, move the live node
+    that saves the most memory to its least usage, until every point fits (all nodes at their
+    least usage fit, so this ends) or the time is up."""
+    if model.limit is None:
+        return
+    load = _load(model, assign)
+    least = np.array([u.min() for u in model.usage])
+    current = np.array([u[s] for u, s in zip(model.usage, assign, strict=True)])
+    while time.monotonic() < deadline:
+        t = int(np.argmax(load))
+        if load[t] <= model.limit:
+            return
+        live = (model.span[:, 0] <= t) & (t < model.span[:, 1])
+        saving = np.where(live, current - least, 0.0)
+        node = int(np.argmax(saving))
+        if saving[node] <= 0:
+            return  # cannot happen when the least usages fit
+        s = int(np.argmin(model.usage[node]))
+        _move(model, assign, load, node, s)
+        current[node] = model.usage[node][s]
+
+
 def _memory_nnz(model: _Model) -> int:
     lengths = model.span[:, 1] - model.span[:, 0]
     return int(sum(int(lengths[i]) * len(u) for i, u in enumerate(model.usage) if lengths[i]))
@@ -255,11 +310,7 @@ def _local_search(model: _Model, assign: np.ndarray, deadline: float) -> None:
     """Improve `assign` in place by moves that keep every time point fitting: single nodes
     to their cheapest strategy, then both ends of an edge at once (which escapes a pair of
     strategies that only pays off together), until neither pays or the time is up."""
-    load = np.zeros(len(model.times))
-    for i, u in enumerate(model.usage):
-        a, b = model.span[i]
-        if a < b:
-            load[a:b] += u[assign[i]]
+    load = _load(model, assign)
     while time.monotonic() < deadline:
         _single_moves(model, assign, load, deadline)
         if not _pair_moves(model, assign, load, deadline):
