@@ -9,10 +9,11 @@ usages are non-negative). Before that, edges whose table splits into a row part 
 part, and edges of fixed nodes, are folded into node costs, so they cost no variables.
 
 The local search (`_local_search`) starts from every node at its least usage, which fits
-whenever anything fits (`iopddl.check_feasible` raises otherwise), and moves one node, or the
+whenever anything fits (`iopddl.check_feasible` raises otherwise), and again from every node
+at its cheapest strategy after `_repair` brought it under the limit; it moves one node, or the
 two ends of an edge together, to their cheapest strategies that keep every time point under
-the limit, until no move pays or the time is up. It runs before the MILP (so a solution exists even if HiGHS finds none in
-time) and after it, to polish HiGHS's incumbent. The answer is the best solution the exact
+the limit, until no move pays or the time is up. It runs before the MILP (so a solution
+exists even if HiGHS finds none in time) and after it, to polish HiGHS's incumbent. The answer is the best solution the exact
 evaluator (`iopddl.evaluate`) accepts.
 """
 
@@ -108,6 +109,13 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     end = deadline - 2 * (time.monotonic() - tick) - 0.02 * time_limit
     if not best_ev.feasible:
         best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
+    # A second start: every node at its cheapest strategy, brought under the limit.
+    greedy = np.array([int(np.argmin(c)) for c in model.node_cost], dtype=np.int64)
+    _repair(model, greedy, start + 0.3 * time_limit)
+    _local_search(model, greedy, start + 0.4 * time_limit)
+    ev = evaluate(problem, tuple(greedy.tolist()))
+    if ev.feasible and ev.cost < best_ev.cost:
+        best, best_ev = greedy, ev
     method, bound = "local-search", None
     if use_milp and end - time.monotonic() > 0.1:
         reduced = _tightest_points(model, best, _MAX_MEMORY_NNZ)
@@ -268,7 +276,7 @@ def _repair(model: _Model, assign: np.ndarray, deadline: float) -> None:
     """Bring `assign` under the limit: at the most overloaded time point, move the live node
     that saves the most memory to its least usage, until every point fits (all nodes at their
     least usage fit, so this ends) or the time is up."""
-    if model.limit is None:
+    if model.limit is None or len(model.times) == 0:
         return
     load = _load(model, assign)
     least = np.array([u.min() for u in model.usage])
