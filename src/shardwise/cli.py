@@ -27,6 +27,7 @@ from shardwise.explain import report_cli
 from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module, Op
 from shardwise.plan import cli as plan_cli
+from shardwise.plan import iopddl_cli
 from shardwise.rules import validate_cli
 
 __all__ = ["main", "console_main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
@@ -377,6 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate-rule", help="check a sharding rule numerically with numpy")
     validate_cli.build_parser(p)
     p.set_defaults(run=validate_cli.run)
+
+    p = sub.add_parser("iopddl", help="solve an IOPDDL contest problem (strategy per node)")
+    iopddl_cli.build_parser(p)
+    p.set_defaults(run=iopddl_cli.run)
     return parser
 
 

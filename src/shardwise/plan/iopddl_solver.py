@@ -1,0 +1,482 @@
+"""Solve an IOPDDL problem: HiGHS on a MILP, a local search that always has a valid answer.
+
+The MILP (`_build_milp`): one binary ``x[i, s]`` per node strategy with ``sum_s x[i, s] = 1``;
+per edge of two nodes a continuous ``y[e, a, b]`` in [0, 1] tied to both nodes by the
+marginal rows ``sum_b y[e, a, b] = x[i, a]`` and ``sum_a y[e, a, b] = x[j, b]`` (the local
+polytope: exact for integral ``x``, and tighter than the big-M linearization); one memory row
+per time point where the live set stops growing (the other time points are dominated when
+usages are non-negative). Before that, edges whose table splits into a row part plus a column
+part, and edges of fixed nodes, are folded into node costs, so they cost no variables.
+
+The local search (`_local_search`) starts from every node at its least usage, which fits
+whenever anything fits (`iopddl.check_feasible` raises otherwise), and again from every node
+at its cheapest strategy after `_repair` brought it under the limit; it moves one node, or the
+two ends of an edge together, to their cheapest strategies that keep every time point under
+the limit, until no move pays or the time is up. It runs before the MILP (so a solution
+exists even if HiGHS finds none in time) and after it, to polish HiGHS's incumbent. The answer is the best solution the exact
+evaluator (`iopddl.evaluate`) accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from shardwise.plan.highs import MilpBuilder, run_forked
+from shardwise.plan.iopddl import Problem, check_feasible, evaluate
+
+__all__ = ["IopddlResult", "solve"]
+
+# Above this many memory-row nonzeros, only the most loaded time points get rows (and the
+# MILP's answer is repaired where the others go over).
+_MAX_MEMORY_NNZ = 2_000_000
+# Table entries at or above this are the contest's "forbidden" penalties; the MILP sees them
+# capped (a lower bound stays a lower bound), the evaluator sees them as they are.
+_PENALTY = 1e15
+
+
+@dataclass(frozen=True, slots=True)
+class IopddlResult:
+    """The chosen strategy per node, its exact cost, and how good it is known to be."""
+
+    strategies: tuple[int, ...]
+    cost: int
+    peak_usage: int
+    lower_bound: float | None
+    status: str  # "optimal" (proved by HiGHS) or "feasible"
+    method: str  # "milp" or "local-search": which produced the final solution
+    solve_time_s: float
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap to the lower bound (0 when proved optimal)."""
+        if self.lower_bound is None or self.cost == 0:
+            return None
+        return max(0.0, (self.cost - self.lower_bound) / abs(self.cost))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "solution": list(self.strategies),
+            "cost": self.cost,
+            "peak_usage": self.peak_usage,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "status": self.status,
+            "method": self.method,
+            "solve_time_s": round(self.solve_time_s, 3),
+        }
+
+    def to_text(self) -> str:
+        return json.dumps(self.to_json())
+
+
+@dataclass(slots=True)
+class _Model:
+    """The problem as arrays, with foldable edges folded into node costs."""
+
+    node_cost: list[np.ndarray]
+    pairs: list[tuple[int, int, np.ndarray]]  # (i, j, table of shape (n_i, n_j)), i != j
+    others: list[tuple[tuple[int, ...], np.ndarray]]  # any other edge, as an n-d table
+    constant: float
+    incident: list[list[tuple[int, int]]]  # node -> (pair index, 0 if node is i else 1)
+    incident_other: list[list[int]]
+    usage: list[np.ndarray]
+    limit: float | None
+    times: np.ndarray  # the time points where memory is checked
+    span: np.ndarray  # node -> [first, last) index into `times` where it is live
+    intervals: np.ndarray  # node -> [lo, hi) in time (nodes without memory: [0, 0))
+
+
+def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> IopddlResult:
+    """The best solution found within `time_limit` seconds (wall clock, end to end).
+
+    Raises `InfeasibleError` when no solution fits the usage limit.
+    """
+    start = time.monotonic()
+    deadline = start + time_limit
+    check_feasible(problem)
+    model = _build_model(problem)
+    safe = np.array([int(np.argmin(u)) for u in problem.usages], dtype=np.int64)
+    best = safe.copy()
+    _local_search(model, best, start + 0.25 * time_limit)
+    tick = time.monotonic()
+    best_ev = evaluate(problem, tuple(best.tolist()))
+    # What the end needs: one more exact evaluation, with room to spare.
+    end = deadline - 2 * (time.monotonic() - tick) - 0.02 * time_limit
+    if not best_ev.feasible:
+        best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
+    # A second start: every node at its cheapest strategy, brought under the limit.
+    greedy = np.array([int(np.argmin(c)) for c in model.node_cost], dtype=np.int64)
+    _repair(model, greedy, start + 0.3 * time_limit)
+    _local_search(model, greedy, start + 0.4 * time_limit)
+    ev = evaluate(problem, tuple(greedy.tolist()))
+    if ev.feasible and ev.cost < best_ev.cost:
+        best, best_ev = greedy, ev
+    method, bound = "local-search", None
+    if use_milp and end - time.monotonic() > 0.1:
+        reduced = _tightest_points(model, best, _MAX_MEMORY_NNZ)
+        hard = end - time.monotonic()
+        res = run_forked(lambda: _build_milp(reduced).solve(0.75 * hard), hard)
+        x_index = _x_index(model)
+        if res is not None and res.dual_bound is not None:
+            bound = min(res.dual_bound, _PENALTY) + model.constant
+        if res is not None and res.x is not None:
+            cand = np.array([int(np.argmax(res.x[idx])) for idx in x_index], dtype=np.int64)
+            if reduced is not model:  # rows were left out: they may be over the limit
+                _repair(model, cand, end)
+            _local_search(model, cand, end)
+            ev = evaluate(problem, tuple(cand.tolist()))
+            if ev.feasible and ev.cost <= best_ev.cost:
+                best, best_ev, method = cand, ev, "milp"
+    if not _proved(best_ev.cost, bound) and time.monotonic() < end:
+        polished = best.copy()
+        _local_search(model, polished, end)
+        ev = evaluate(problem, tuple(polished.tolist()))
+        if ev.feasible and ev.cost <= best_ev.cost:
+            best, best_ev = polished, ev
+    return IopddlResult(
+        strategies=tuple(best.tolist()),
+        cost=best_ev.cost,
+        peak_usage=best_ev.peak_usage,
+        lower_bound=bound,
+        status="optimal" if _proved(best_ev.cost, bound) else "feasible",
+        method=method,
+        solve_time_s=time.monotonic() - start,
+    )
+
+
+def _proved(cost: int, bound: float | None) -> bool:
+    """Whether `cost` meets HiGHS's dual bound (which holds for the uncapped problem too:
+    capping only lowers costs)."""
+    return bound is not None and cost <= bound + 1e-6 * max(1.0, abs(bound))
+
+
+def _build_model(problem: Problem) -> _Model:
+    n = problem.num_nodes
+    node_cost = [np.array(c, dtype=np.float64) for c in problem.costs]
+    constant = 0.0
+    pairs: dict[tuple[int, int], np.ndarray] = {}
+    others: list[tuple[tuple[int, ...], np.ndarray]] = []
+    for members, flat in zip(problem.edges, problem.edge_costs, strict=True):
+        shape = tuple(problem.num_strategies(m) for m in members)
+        table = np.array(flat, dtype=np.float64).reshape(shape)
+        free = [k for k, m in enumerate(members) if shape[k] > 1]
+        if len(set(members)) != len(members):
+            others.append((members, table))
+            continue
+        # Fixed nodes (one strategy) take index 0: drop their axes.
+        table = table.reshape([shape[k] for k in free]) if free else table.reshape(())
+        members = tuple(members[k] for k in free)
+        if not members:
+            constant += float(table)
+        elif len(members) == 1:
+            node_cost[members[0]] += table
+        elif len(members) == 2:
+            i, j = members
+            if i > j:
+                i, j, table = j, i, table.T
+            pairs[(i, j)] = pairs[(i, j)] + table if (i, j) in pairs else table
+        else:
+            others.append((members, table))
+    pair_list: list[tuple[int, int, np.ndarray]] = []
+    for (i, j), table in pairs.items():
+        row, col = table[:, :1], table[:1, :]
+        rest = table - row - col + table[0, 0]
+        if not np.any(rest):  # separable: a cost per strategy of i plus one per strategy of j
+            node_cost[i] += row[:, 0] - table[0, 0]
+            node_cost[j] += col[0, :]
+            continue
+        pair_list.append((i, j, table))
+    incident: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for e, (i, j, _) in enumerate(pair_list):
+        incident[i].append((e, 0))
+        incident[j].append((e, 1))
+    incident_other: list[list[int]] = [[] for _ in range(n)]
+    for e, (members, _) in enumerate(others):
+        for m in set(members):
+            incident_other[m].append(e)
+    usage = [np.array(u, dtype=np.float64) for u in problem.usages]
+    times, span = _memory_points(problem, usage)
+    return _Model(
+        node_cost=node_cost,
+        pairs=pair_list,
+        others=others,
+        constant=constant,
+        incident=incident,
+        incident_other=incident_other,
+        usage=usage,
+        limit=None if problem.usage_limit is None else float(problem.usage_limit),
+        times=times,
+        span=span,
+        intervals=np.array(problem.intervals, dtype=np.int64).reshape(n, 2),
+    )
+
+
+def _memory_points(problem: Problem, usage: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The time points to check and each node's live range over them.
+
+    With non-negative usages the live set at a start time is contained in the one at the
+    next start unless some interval ends in between, so only the starts followed by an end
+    (and the last start) can hold the peak.
+    """
+    n = problem.num_nodes
+    iv = np.array(problem.intervals, dtype=np.int64).reshape(n, 2)
+    varies = np.array([u.size > 0 and np.any(u != 0) for u in usage], dtype=bool)
+    active = varies & (iv[:, 0] < iv[:, 1])
+    if problem.usage_limit is None or not np.any(active):
+        return np.zeros(0, dtype=np.int64), np.zeros((n, 2), dtype=np.int64)
+    starts = np.unique(iv[active, 0])
+    if all(np.all(u >= 0) for u in usage):
+        ends = np.sort(iv[active, 1])
+        nxt = np.append(starts[1:], np.iinfo(np.int64).max)
+        # an end e with starts[k] < e <= nxt[k]
+        first_end_after = np.searchsorted(ends, starts, side="right")
+        keep = (first_end_after < len(ends)) & (
+            ends[np.minimum(first_end_after, len(ends) - 1)] <= nxt
+        )
+        keep[-1] = True
+        starts = starts[keep]
+    span = np.zeros((n, 2), dtype=np.int64)
+    span[active, 0] = np.searchsorted(starts, iv[active, 0], side="left")
+    span[active, 1] = np.searchsorted(starts, iv[active, 1], side="left")
+    return starts, span
+
+
+def _tightest_points(model: _Model, assign: np.ndarray, max_nnz: int) -> _Model:
+    """`model` with only as many memory time points as `max_nnz` nonzeros allow, the most
+    loaded under `assign` first (the model itself when all fit)."""
+    total = _memory_nnz(model)
+    if total <= max_nnz or len(model.times) == 0:
+        return model
+    keep = max(1, int(len(model.times) * max_nnz / total))
+    load = _load(model, assign)
+    chosen = np.sort(model.times[np.argsort(-load, kind="stable")[:keep]])
+    span = np.zeros_like(model.span)
+    live = model.span[:, 0] < model.span[:, 1]
+    span[live, 0] = np.searchsorted(chosen, model.intervals[live, 0], side="left")
+    span[live, 1] = np.searchsorted(chosen, model.intervals[live, 1], side="left")
+    return replace(model, times=chosen, span=span)
+
+
+def _load(model: _Model, assign: np.ndarray) -> np.ndarray:
+    """The memory at each checked time point under `assign`."""
+    load = np.zeros(len(model.times))
+    for i, u in enumerate(model.usage):
+        a, b = model.span[i]
+        if a < b:
+            load[a:b] += u[assign[i]]
+    return load
+
+
+def _repair(model: _Model, assign: np.ndarray, deadline: float) -> None:
+    """Bring `assign` under the limit: at the most overloaded time point, move the live node
+    that saves the most memory to its least usage, until every point fits (all nodes at their
+    least usage fit, so this ends) or the time is up."""
+    if model.limit is None or len(model.times) == 0:
+        return
+    load = _load(model, assign)
+    least = np.array([u.min() for u in model.usage])
+    current = np.array([u[s] for u, s in zip(model.usage, assign, strict=True)])
+    while time.monotonic() < deadline:
+        t = int(np.argmax(load))
+        if load[t] <= model.limit:
+            return
+        live = (model.span[:, 0] <= t) & (t < model.span[:, 1])
+        saving = np.where(live, current - least, 0.0)
+        node = int(np.argmax(saving))
+        if saving[node] <= 0:
+            return  # cannot happen when the least usages fit
+        s = int(np.argmin(model.usage[node]))
+        _move(model, assign, load, node, s)
+        current[node] = model.usage[node][s]
+
+
+def _memory_nnz(model: _Model) -> int:
+    lengths = model.span[:, 1] - model.span[:, 0]
+    return int(sum(int(lengths[i]) * len(u) for i, u in enumerate(model.usage) if lengths[i]))
+
+
+def _incident_costs(model: _Model, node: int, assign: np.ndarray) -> np.ndarray:
+    """The cost of each strategy of `node` given every other node's current strategy."""
+    vec = model.node_cost[node].copy()
+    for e, side in model.incident[node]:
+        i, j, table = model.pairs[e]
+        vec += table[:, assign[j]] if side == 0 else table[assign[i], :]
+    for e in model.incident_other[node]:
+        members, table = model.others[e]
+        for s in range(len(vec)):
+            picked = tuple(s if m == node else int(assign[m]) for m in members)
+            vec[s] += table[picked]
+    return vec
+
+
+def _local_search(model: _Model, assign: np.ndarray, deadline: float) -> None:
+    """Improve `assign` in place by moves that keep every time point fitting: single nodes
+    to their cheapest strategy, then both ends of an edge at once (which escapes a pair of
+    strategies that only pays off together), until neither pays or the time is up."""
+    load = _load(model, assign)
+    while time.monotonic() < deadline:
+        _single_moves(model, assign, load, deadline)
+        if not _pair_moves(model, assign, load, deadline):
+            return
+
+
+def _headroom(model: _Model, load: np.ndarray, node: int) -> float:
+    a, b = model.span[node]
+    if model.limit is None or a >= b:
+        return np.inf
+    return model.limit - float(load[a:b].max())
+
+
+def _move(model: _Model, assign: np.ndarray, load: np.ndarray, node: int, s: int) -> None:
+    a, b = model.span[node]
+    if a < b:
+        load[a:b] += model.usage[node][s] - model.usage[node][assign[node]]
+    assign[node] = s
+
+
+def _better(new: float, old: float) -> bool:
+    return new < old - 1e-9 * max(1.0, abs(old))
+
+
+def _single_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: float) -> None:
+    movable = [i for i, c in enumerate(model.node_cost) if len(c) > 1]
+    improved = True
+    while improved:
+        improved = False
+        for i in movable:
+            if time.monotonic() > deadline:
+                return
+            vec = _incident_costs(model, i, assign)
+            cur = int(assign[i])
+            delta = model.usage[i] - model.usage[i][cur]
+            vec = np.where(delta <= _headroom(model, load, i), vec, np.inf)
+            s = int(np.argmin(vec))
+            if _better(float(vec[s]), float(vec[cur])):
+                _move(model, assign, load, i, s)
+                improved = True
+
+
+def _pair_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: float) -> bool:
+    """One pass of joint moves over the two ends of each edge; whether any was made."""
+    improved = False
+    for i, j, table in model.pairs:
+        if time.monotonic() > deadline:
+            return improved
+        si, sj = int(assign[i]), int(assign[j])
+        # Each end's cost without this edge, then the joint table.
+        vi = _incident_costs(model, i, assign) - table[:, sj]
+        vj = _incident_costs(model, j, assign) - table[si, :]
+        joint = vi[:, None] + vj[None, :] + table
+        di = model.usage[i] - model.usage[i][si]
+        dj = model.usage[j] - model.usage[j][sj]
+        ok = (di <= _headroom(model, load, i))[:, None] & (dj <= _headroom(model, load, j))[None, :]
+        (ai, bi), (aj, bj) = model.span[i], model.span[j]
+        lo, hi = max(ai, aj), min(bi, bj)
+        if model.limit is not None and lo < hi:  # both live somewhere: their sum must fit
+            ok &= di[:, None] + dj[None, :] <= model.limit - float(load[lo:hi].max())
+        joint = np.where(ok, joint, np.inf)
+        flat = int(np.argmin(joint))
+        a, b = divmod(flat, joint.shape[1])
+        if (a, b) != (si, sj) and _better(float(joint[a, b]), float(joint[si, sj])):
+            _move(model, assign, load, i, a)
+            _move(model, assign, load, j, b)
+            improved = True
+    return improved
+
+
+def _x_index(model: _Model) -> list[np.ndarray]:
+    """Each node's x variables: the MILP's first variables, node by node."""
+    ends = np.cumsum([len(c) for c in model.node_cost])
+    return [np.arange(e - len(c), e) for e, c in zip(ends, model.node_cost, strict=True)]
+
+
+def _build_milp(model: _Model) -> MilpBuilder:
+    """The MILP of the module docstring. An entry at or above the penalty is forbidden (its
+    variable fixed to 0) unless a node has nothing else, where it is capped instead: the
+    optimum is then the best penalty-free solution, and its bound, capped at the penalty,
+    still bounds every solution."""
+    finite = [c[c < _PENALTY] for c in model.node_cost] + [
+        t[t < _PENALTY].ravel() for _, _, t in model.pairs
+    ]
+    top = max((float(np.abs(f).max()) for f in finite if f.size), default=1.0)
+    cap = max(top, 1.0) * 1e4
+
+    def clip(values: np.ndarray) -> np.ndarray:
+        return np.minimum(values, cap)
+
+    def allowed(values: np.ndarray) -> np.ndarray:
+        ok = values < _PENALTY
+        return ok.astype(np.float64) if ok.any() else np.ones(values.shape)
+
+    milp = MilpBuilder()
+    x_index = [milp.add_vars(clip(c), binary=True, upper=allowed(c)) for c in model.node_cost]
+    for idx in x_index:
+        milp.add_row(idx, np.ones(len(idx)), 1.0, 1.0)
+    for i, j, table in model.pairs:
+        _add_pair_edge(milp, x_index[i], x_index[j], clip(table), allowed(table).ravel())
+    for members, table in model.others:
+        _add_general_edge(milp, x_index, members, clip(table))
+    _add_memory_rows(milp, model, x_index)
+    return milp
+
+
+def _add_general_edge(
+    milp: MilpBuilder, x_index: list[np.ndarray], members: tuple[int, ...], table: np.ndarray
+) -> None:
+    """An edge of any arity (or with a repeated node): one y per entry, marginal rows."""
+    y = milp.add_vars(table.ravel(), binary=False).reshape(table.shape)
+    milp.add_row(y.ravel(), np.ones(y.size), 1.0, 1.0)
+    for axis, node in enumerate(members):
+        for s in range(table.shape[axis]):
+            cols = np.take(y, s, axis=axis).ravel()
+            milp.add_row(
+                np.append(cols, x_index[node][s]), np.append(np.ones(cols.size), -1.0), 0, 0
+            )
+
+
+def _add_pair_edge(
+    milp: MilpBuilder, xi: np.ndarray, xj: np.ndarray, table: np.ndarray, upper: np.ndarray
+) -> None:
+    """``y[a, b]`` in [0, upper] with ``sum_b y[a, b] = x_i[a]`` and ``sum_a y[a, b] = x_j[b]``."""
+    ni, nj = table.shape
+    y = milp.add_vars(table.ravel(), binary=False, upper=upper)
+    a, b = np.divmod(np.arange(ni * nj), nj)
+    rows = np.concatenate([a, ni + b, np.arange(ni), ni + np.arange(nj)])
+    cols = np.concatenate([y, y, xi, xj])
+    vals = np.concatenate([np.ones(2 * ni * nj), -np.ones(ni + nj)])
+    zeros = np.zeros(ni + nj)
+    milp.add_rows(rows, cols, vals, zeros, zeros)
+
+
+def _add_memory_rows(milp: MilpBuilder, model: _Model, x_index: list[np.ndarray]) -> None:
+    """``sum of (usage - least usage) . x <= limit - sum of least usages`` at each time point."""
+    if model.limit is None or len(model.times) == 0:
+        return
+    base = np.zeros(len(model.times))
+    rows, cols, vals = [], [], []
+    for i, u in enumerate(model.usage):
+        a, b = (int(v) for v in model.span[i])
+        if a >= b:
+            continue
+        base[a:b] += u.min()
+        extra = u - u.min()
+        nz = np.nonzero(extra)[0]
+        if nz.size == 0:
+            continue
+        rows.append(np.repeat(np.arange(a, b), nz.size))
+        cols.append(np.tile(x_index[i][nz], b - a))
+        vals.append(np.tile(extra[nz], b - a))
+    if not rows:
+        return
+    milp.add_rows(
+        np.concatenate(rows),
+        np.concatenate(cols),
+        np.concatenate(vals),
+        np.full(len(model.times), -np.inf),
+        model.limit - base,
+    )
