@@ -125,8 +125,14 @@ def compute_totals(
     peak_flops: float = DEFAULT_PEAK_FLOPS,
     hbm_bandwidth: float = DEFAULT_HBM_BANDWIDTH,
 ) -> ComputeTotals:
-    """Sum the roofline time of every StableHLO op of `module` (after explicit reshards)."""
+    """Sum the roofline time of every StableHLO op of `module` (after explicit reshards),
+    each as many times as it runs in one call of the entry function (`runs.op_runs`: loop
+    bodies per trip, callees per call)."""
+    from shardwise.explain.runs import op_runs
+    from shardwise.explain.summary import entry_func
+
     meshes = module.meshes()
+    runs = op_runs(module, entry_func(module))
     flops = hbm = seconds = 0.0
     sizes: dict[int, int] = {}  # a value is an operand of many ops: its bytes once
 
@@ -139,9 +145,12 @@ def compute_totals(
     for op in module.walk():
         if not op.name.startswith("stablehlo.") or op.name in _SKIPPED:
             continue
+        times = runs.get(id(op), 0) if runs else 1  # an op no call reaches does not run
+        if not times:
+            continue
         f = op_flops(op, meshes)
         b = float(sum(size(v) for v in [*op.operands, *op.results]))
-        flops += f
-        hbm += b
-        seconds += max(f / peak_flops, b / hbm_bandwidth)
+        flops += f * times
+        hbm += b * times
+        seconds += max(f / peak_flops, b / hbm_bandwidth) * times
     return ComputeTotals(flops, hbm, seconds)

@@ -94,6 +94,9 @@ class Collective:
     loc: str
     source: str = ""
     cause: str = ""  # the op the collective serves: the reduced producer or the consumer
+    # How many times it runs in one call of the entry function (`runs.op_runs`: a loop body
+    # per trip, a callee per call); `bytes_per_device` and `time_s` are for all of them.
+    runs: int = 1
 
 
 @dataclass
@@ -174,7 +177,16 @@ def _time(kind: str, axes: list[str], n: int, nbytes: int, link: LinkModel) -> f
     return (n - 1) / n * nbytes / bw + (n - 1) * lat
 
 
-def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
+def _collectives(module: Module, ops: list[Op], link: LinkModel) -> list[Collective]:
+    """The report entries of the collective `ops`, each counted as often as it runs."""
+    from shardwise.explain.runs import op_runs
+    from shardwise.explain.summary import entry_func
+
+    runs = op_runs(module, entry_func(module))
+    return [_collective(module, op, link, runs.get(id(op), 0) if runs else 1) for op in ops]
+
+
+def _collective(module: Module, op: Op, link: LinkModel, runs: int = 1) -> Collective:
     kind = op.name.removeprefix("sdy.")
     axes = collective_axes(op)
     out = get_sharding(op.results[0])
@@ -197,12 +209,13 @@ def _collective(module: Module, op: Op, link: LinkModel) -> Collective:
         kind,
         axes,
         n,
-        nbytes,
-        _time(kind, base, n, nbytes, link),
+        nbytes * runs,
+        _time(kind, base, n, nbytes, link) * runs,
         op.name,
         str(op.location),
         str(op_source(op)),
         where(cause),
+        runs,
     )
 
 
@@ -219,7 +232,7 @@ def enumerate_collectives(
 
 def _collectives_of_propagated(module: Module, link: LinkModel) -> list[Collective]:
     """Insert the reshards and collectives into a propagated module (in place); list them."""
-    return [_collective(module, op, link) for op in _insert_collectives(module)]
+    return _collectives(module, _insert_collectives(module), link)
 
 
 def _insert_collectives(module: Module) -> list[Op]:
@@ -264,7 +277,7 @@ def build_report(
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
     # collectives are read from it instead of propagating a second copy.
     inserted = _insert_collectives(module)
-    report.collectives = [_collective(module, op, link) for op in inserted]
+    report.collectives = _collectives(module, inserted, link)
     index = {key: i for i, key in enumerate(keys)}
     shardings = [v["sharding"] for v in report.values]
     report.graph = program_graph(module, index, shardings, inserted)
