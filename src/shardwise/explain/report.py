@@ -20,6 +20,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -281,7 +282,7 @@ def build_report(
     index = {key: i for i, key in enumerate(keys)}
     shardings = [v["sharding"] for v in report.values]
     report.graph = program_graph(module, index, shardings, inserted)
-    bytes_of = functools.partial(_value_bytes, module)
+    bytes_of = value_bytes(module)
     compute_s = compute_totals(module, bytes_of).seconds
     report.summary = summary(report.collectives, module, bytes_of, compute_s)
     _totals(report)
@@ -291,6 +292,25 @@ def build_report(
 def _value_bytes(module: Module, value: Value) -> int:
     sharding = get_sharding(value)
     return local_bytes(value.type, sharding, _mesh_for(module, sharding))
+
+
+def value_bytes(module: Module) -> Callable[[Value], int]:
+    """`_value_bytes` of `module` as a function of the value, the module's meshes read once
+    and each (type, sharding) pair's bytes computed once (a report asks for every value's
+    bytes several times: memory, compute, the values' table)."""
+    meshes = module.meshes()
+    cache: dict[tuple[object, TensorSharding | None], int] = {}
+
+    def bytes_of(value: Value) -> int:
+        sharding = get_sharding(value)
+        key = (value.type, sharding)
+        n = cache.get(key)
+        if n is None:
+            mesh = resolve_mesh(sharding, meshes) if sharding is not None else None
+            n = cache[key] = local_bytes(value.type, sharding, mesh)
+        return n
+
+    return bytes_of
 
 
 def _value_entry(ex, key, explanations: bool, names: dict[Any, str]) -> dict:

@@ -30,7 +30,7 @@ that version does neither: ops touching a maximal mesh are simply left alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardwise.axis import AxisRef, axis_set_diff, sort_and_merge_axes
 from shardwise.errors import InputError, InternalError
@@ -38,9 +38,11 @@ from shardwise.export.collective_attrs import axis_ref_list_attr
 from shardwise.export.explicit_reshards.explicit_reshards_util import compatible_factor_sharding
 from shardwise.export.explicit_reshards.process_op import (
     OpContext,
+    ReshardPlan,
+    apply_reshard_plan,
     dot_result_sharding,
+    plan_op,
     process_dot,
-    process_op,
     reshard_dot_result,
     tensor_sizes,
 )
@@ -73,6 +75,7 @@ __all__ = ["insert_explicit_reshards", "equivalent", "sharding_bypassing_barrier
 _DOT_OPS = frozenset({"stablehlo.dot", "stablehlo.dot_general"})
 _SOMETIMES_FULL = frozenset({"mhlo.ragged_dot", "func.call", "stablehlo.concatenate"})
 # What `_FuncPass.visit` acts on in the default version when no sharding has unreduced axes.
+_RESHAPE = "stablehlo.reshape"
 _ACTED_ON_IF_LEAN = data_flow.DATA_FLOW_OPS | _DOT_OPS | _SOMETIMES_FULL | {"sdy.reshard"}
 
 
@@ -118,6 +121,9 @@ class _Shared:
     symbols: SymbolTable
     dot_results: dict[tuple, TensorSharding | None]
     unreduced_axes: bool  # whether any sharding of the module has unreduced axes
+    # `plan_op`'s outcome per op key (`_FuncPass.full_op`): the full version's common axes
+    # and reshards.
+    full_plans: dict[tuple, tuple[list[Axes], ReshardPlan]] = field(default_factory=dict)
 
 
 class _FuncPass:
@@ -126,6 +132,7 @@ class _FuncPass:
         self.meshes = shared.meshes
         self.symbols = shared.symbols
         self.dot_results = shared.dot_results
+        self.full_plans = shared.full_plans
         self.unreduced_axes = shared.unreduced_axes
         self.func = func
         self.full = full
@@ -183,15 +190,41 @@ class _FuncPass:
         if is_dot and not full and not self.reduces_unreduced(rule, op):
             self.dot_op(ctx)
             return
+        if full:
+            self.full_op(ctx)
+            return
         projection = ShardingProjection.build(
             in_shardings, out_shardings, rule, mesh, closed_if_missing=True
         )
-        common: list[Axes] = []
-        if full:
-            common = process_op(ctx, projection)
-        elif is_dot:
+        if is_dot:
             process_dot(ctx, projection)
-        self.all_reduce_reduction_factors(ctx, projection, common, full)
+        self.all_reduce_reduction_factors(ctx, projection, [], full)
+
+    def full_op(self, ctx: OpContext) -> None:
+        """`process_op`, then the all-reduce of reduction factors; ops with the same rule,
+        shardings, mesh and sizes (every layer of a model) share one plan."""
+        op = ctx.op
+        key = (
+            ctx.rule,
+            op.name,
+            tuple(ctx.in_shardings),
+            tuple(ctx.out_shardings),
+            # What the plan also reads: the results' own shardings, and for a reshape with
+            # overflow axes the operands' (both may differ from the ones bypassing barriers).
+            tuple(get_sharding(r) for r in op.results),
+            tuple(get_sharding(v) for v in op.operands) if op.name == _RESHAPE else (),
+            ctx.mesh_name,
+            tuple(tensor_sizes(op)),
+        )
+        found = self.full_plans.get(key)
+        if found is None:
+            projection = ShardingProjection.build(
+                ctx.in_shardings, ctx.out_shardings, ctx.rule, ctx.mesh, closed_if_missing=True
+            )
+            found = self.full_plans[key] = plan_op(ctx, projection)
+        common, plan = found
+        apply_reshard_plan(ctx, plan)
+        self.all_reduce_reduction_factors(ctx, None, common, True)
 
     def reduces_unreduced(self, rule: OpShardingRule, op: Op) -> bool:
         """Whether `all_reduce_reduction_factors` (default version) can act on `op`: it needs
@@ -325,9 +358,14 @@ class _FuncPass:
                 )
 
     def all_reduce_reduction_factors(
-        self, ctx: OpContext, projection: ShardingProjection, common: list[Axes], full: bool
+        self,
+        ctx: OpContext,
+        projection: ShardingProjection | None,
+        common: list[Axes],
+        full: bool,
     ) -> None:
-        """All-reduce every result over the reduction factors' axes it does not keep unreduced."""
+        """All-reduce every result over the reduction factors' axes it does not keep unreduced
+        (the full version reads `common`, the default one `projection`)."""
         op, rule = ctx.op, ctx.rule
         if not op.results:
             return
@@ -338,6 +376,7 @@ class _FuncPass:
             for f in rule.reduction_factors:
                 axes.extend(common[f])
         elif unreduced:
+            assert projection is not None
             for f in rule.reduction_factors:
                 factor_axes = compatible_factor_sharding(projection, f)
                 if factor_axes is None:

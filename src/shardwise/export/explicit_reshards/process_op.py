@@ -34,6 +34,9 @@ from shardwise.sharding import TensorSharding
 
 __all__ = [
     "OpContext",
+    "ReshardPlan",
+    "apply_reshard_plan",
+    "plan_op",
     "process_op",
     "process_dot",
     "dot_result_sharding",
@@ -88,14 +91,22 @@ def _equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
 
 def process_op(ctx: OpContext, projection: ShardingProjection) -> list[Axes]:
     """Make the op's shardings compatible with its rule; returns the axes per factor."""
+    common, plan = plan_op(ctx, projection)
+    apply_reshard_plan(ctx, plan)
+    return common
+
+
+def plan_op(ctx: OpContext, projection: ShardingProjection) -> tuple[list[Axes], ReshardPlan]:
+    """`process_op` without touching the IR: the axes per factor and the reshards to insert.
+    The outcome depends only on the op's rule, shardings, mesh and tensor sizes, so ops that
+    share those (every layer of a model) can share it."""
     update = projection.tensors_contain_overflow_axes()
     if update.any() and ctx.op.name == "stablehlo.reshape":
-        return _process_reshape_with_overflow_axes(ctx, projection)
+        return _plan_reshape_with_overflow_axes(ctx, projection)
     common = find_common_axes(projection, ctx.rule, tensor_sizes(ctx.op), ctx.mesh)
     for factor, axes in enumerate(common):
         update |= projection.update_sharding(factor, axes, ())
-    insert_explicit_reshards(ctx, projection, update, ctx.in_shardings)
-    return common
+    return common, plan_explicit_reshards(ctx, projection, update, ctx.in_shardings)
 
 
 def _other_device_order(ctx: OpContext, sharding: TensorSharding | None) -> bool:
@@ -103,6 +114,14 @@ def _other_device_order(ctx: OpContext, sharding: TensorSharding | None) -> bool
     if sharding is None or sharding.is_fully_replicated:
         return False
     return ctx.meshes.of(sharding).device_ids != ctx.mesh.device_ids
+
+
+@dataclass(frozen=True, slots=True)
+class ReshardPlan:
+    """The reshards `insert_explicit_reshards` makes around one op."""
+
+    operands: tuple[tuple[int, TensorSharding], ...]  # (operand, its new sharding)
+    results: tuple[tuple[int, TensorSharding, TensorSharding], ...]  # (result, new, old)
 
 
 def insert_explicit_reshards(
@@ -113,22 +132,44 @@ def insert_explicit_reshards(
 ) -> None:
     """Reshard changed operands before the op; changed results take their new sharding and a
     reshard after the op restores the old one for the users."""
+    apply_reshard_plan(ctx, plan_explicit_reshards(ctx, projection, update, in_shardings))
+
+
+def plan_explicit_reshards(
+    ctx: OpContext,
+    projection: ShardingProjection,
+    update: UpdateTensorShardings,
+    in_shardings: list[TensorSharding | None],
+) -> ReshardPlan:
+    """What `insert_explicit_reshards` inserts, read before anything changes."""
+    op = ctx.op
+    operands = tuple(
+        (i, ctx.new_sharding(i, projection))
+        for i, sharding in enumerate(in_shardings)
+        if update.operands[i] or _other_device_order(ctx, sharding)
+    )
+    results = tuple(
+        (
+            j,
+            ctx.new_sharding(len(op.operands) + j, projection),
+            ctx.get_or_create_sharding(op.results[j]),
+        )
+        for j, sharding in enumerate(ctx.out_shardings)
+        if update.results[j] or _other_device_order(ctx, sharding)
+    )
+    return ReshardPlan(operands, results)
+
+
+def apply_reshard_plan(ctx: OpContext, plan: ReshardPlan) -> None:
+    """Insert the reshards of `plan` around `ctx.op`."""
     op = ctx.op
     ctx.builder.before(op)
-    for i, sharding in enumerate(in_shardings):
-        if update.operands[i] or _other_device_order(ctx, sharding):
-            target = ctx.new_sharding(i, projection)
-            reshard = ctx.builder.insert(
-                new_op("sdy.reshard", op.operands[i], {"sharding": target})
-            )
-            op.set_operand(i, reshard.results[0])
+    for i, target in plan.operands:
+        reshard = ctx.builder.insert(new_op("sdy.reshard", op.operands[i], {"sharding": target}))
+        op.set_operand(i, reshard.results[0])
     ctx.builder.after(op)
-    for j, sharding in enumerate(ctx.out_shardings):
-        if not (update.results[j] or _other_device_order(ctx, sharding)):
-            continue
+    for j, new, old in plan.results:
         result = op.results[j]
-        new = ctx.new_sharding(len(op.operands) + j, projection)
-        old = ctx.get_or_create_sharding(result)
         reshard = ctx.builder.insert(new_op("sdy.reshard", result, {"sharding": old}))
         result.replace_all_uses_with(reshard.results[0], except_op=reshard)
         set_sharding(result, new)
@@ -161,9 +202,9 @@ def _redistribute(
         target.overflow_axes = sharding.overflow_axes
 
 
-def _process_reshape_with_overflow_axes(
+def _plan_reshape_with_overflow_axes(
     ctx: OpContext, projection: ShardingProjection
-) -> list[Axes]:
+) -> tuple[list[Axes], ReshardPlan]:
     """Both sides take the more sharded side's axes, spread over their own factors; each factor
     then keeps the greatest common prefix of the two."""
     op, rule, mesh = ctx.op, ctx.rule, ctx.mesh
@@ -187,8 +228,7 @@ def _process_reshape_with_overflow_axes(
     update = projection.no_updates()
     update.operands[0] = not _equivalent(in_shardings[0], ctx.new_sharding(0, projection))
     update.results[0] = not _equivalent(ctx.new_sharding(1, projection), ctx.out_shardings[0])
-    insert_explicit_reshards(ctx, projection, update, in_shardings)
-    return common
+    return common, plan_explicit_reshards(ctx, projection, update, in_shardings)
 
 
 # -- dot / dot_general in the default version ----------------------------------------------------
