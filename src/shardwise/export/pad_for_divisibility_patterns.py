@@ -276,6 +276,14 @@ def _communication_free_slice(
         return False  # Shardy dereferences a null sharding here
     mesh = conv.mesh_of(cast(TensorSharding, get_sharding(op.results[0])))
     assert mesh is not None
+    foreign = [a for a in sharding.dim_shardings[dim].axes if a.name not in mesh.axis_names]
+    if foreign:  # Shardy reads the operand's axes in the result's mesh (undefined there)
+        raise VerifyError(
+            f"'stablehlo.slice' op: its operand's sharding {sharding} names axis "
+            f"{foreign[0]}, which the mesh of its result's sharding does not have; reshard the "
+            "operand onto the result's mesh first",
+            op.location,
+        )
     return is_communication_free_slice_dim(op, dim, sharding, mesh)
 
 

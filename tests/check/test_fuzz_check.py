@@ -1,0 +1,110 @@
+"""`shardwise fuzz --check` (fuzz/check_campaign.py) and what its first campaigns found.
+
+- Offsets along a skewed sub-axis: jaxlib 0.10.2's global-to-local reads ``"x":(p)s`` as the
+  digit ``(coord // p) % s``; Shardy's definition (and XLA's) is ``(coord // (|x|/(p*s))) % s``.
+  The reference's own chain makes programs that XLA computes wrongly; `partition` now rejects
+  them (`export/skewed_sub_axes.py`). A centred sub-axis, where both readings agree, still
+  partitions and runs EQUAL.
+- A slice whose operand is sharded on another mesh made padding raise a KeyError.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise import cli
+from shardwise.axis import AxisRef, SubAxisInfo
+from shardwise.check import check
+from shardwise.errors import ShardwiseError
+from shardwise.export.skewed_sub_axes import skewed
+from shardwise.fuzz.check_campaign import OUTCOMES, check_module, run_check_campaign
+from shardwise.io.mlir import load_text
+from shardwise.io.reference import run_pass
+from shardwise.mesh import Mesh, MeshAxis
+from shardwise.partition import partition, reference_chain
+
+# Fuzz finding 7-1-3, shrunk: an all-slice along "x":(4)2 of x=8 (the minor bit).
+ALL_SLICE_MINOR = """
+module {
+  sdy.mesh @mesh = <["x"=8]>
+  func.func @main(%a0: tensor<4x16x8xf32>) -> (tensor<8x4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {"x":(4)2, ?}]>}) {
+    %v1 = stablehlo.transpose %a0, dims = [2, 0, 1] : (tensor<4x16x8xf32>) -> tensor<8x4x16xf32>
+    return %v1 : tensor<8x4x16xf32>
+  }
+}
+"""
+
+# Fuzz finding 7-18-4, shrunk: an all-slice along "w":(1)2 of w=4 (the major half).
+ALL_SLICE_MAJOR = """
+module {
+  sdy.mesh @mesh = <["w"=4]>
+  func.func @main(%a1: tensor<16x4x16xf32>, %a2: tensor<f32>) -> (tensor<4xf32>) {
+    %v0 = stablehlo.transpose %a1, dims = [0, 2, 1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"w":(1)2, ?}, {}, {?}]>]>} : (tensor<16x4x16xf32>) -> tensor<16x16x4xf32>
+    %v2 = stablehlo.reduce(%v0 init: %a2) applies stablehlo.add across dimensions = [0, 1] : (tensor<16x16x4xf32>, tensor<f32>) -> tensor<4xf32>
+    return %v2 : tensor<4xf32>
+  }
+}
+"""
+
+# The centred sub-axis "x":(2)2 of x=8: both readings agree.
+ALL_SLICE_CENTRED = ALL_SLICE_MINOR.replace('"x":(4)2', '"x":(2)2')
+
+# Fuzz finding 7-31-4, shrunk further: a slice of a value sharded on @mesh2 whose result is
+# on @mesh (padding looked the operand's axis "y" up in @mesh).
+SLICE_ACROSS_MESHES = """
+module {
+  sdy.mesh @mesh = <["z"=8]>
+  sdy.mesh @mesh2 = <["y"=2]>
+  func.func @main(%a: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"y"}, {}]>}) -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"z"}]>}) {
+    %v = stablehlo.slice %a [0:6:3, 0:8:2] : (tensor<6x8xf32>) -> tensor<2x4xf32>
+    return %v : tensor<2x4xf32>
+  }
+}
+"""
+
+
+def _sub(name: str, pre: int, size: int) -> AxisRef:
+    return AxisRef(name, SubAxisInfo(pre, size))
+
+
+@pytest.mark.parametrize(
+    ("axis_size", "pre", "size", "expected"),
+    [(8, 4, 2, True), (8, 1, 2, True), (8, 2, 2, False), (4, 1, 2, True), (16, 2, 4, False)],
+)
+def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
+    mesh = Mesh((MeshAxis("x", axis_size),))
+    assert skewed(_sub("x", pre, size), mesh) is expected
+
+
+@pytest.mark.parametrize("text", [ALL_SLICE_MINOR, ALL_SLICE_MAJOR])
+def test_reference_chain_is_wrong_and_partition_rejects_it(executor, text) -> None:
+    local = run_pass(text, reference_chain())
+    assert not check(text, local, executor=executor).equal
+    with pytest.raises(ShardwiseError, match="'sdy.all_slice'.*sub-axis"):
+        partition(load_text(text, "f.mlir"))
+    assert check_module(text).kind == "skipped-by-partition"
+
+
+def test_centred_sub_axis_still_partitions_and_checks_equal(executor) -> None:
+    module = load_text(ALL_SLICE_CENTRED, "f.mlir")
+    partition(module)
+    assert check_module(ALL_SLICE_CENTRED).kind == "equal"
+
+
+def test_slice_across_meshes_is_an_error_not_a_crash() -> None:
+    with pytest.raises(ShardwiseError, match="names axis \"y\""):
+        partition(load_text(SLICE_ACROSS_MESHES, "f.mlir"))
+
+
+def test_campaign_counts_every_module(executor) -> None:
+    report = run_check_campaign(7, 6)
+    assert report.modules == 6 and sum(report.counts.values()) == 6
+    assert set(report.counts) == set(OUTCOMES)
+    assert report.counts["equal"] >= 1
+    assert not report.failures, report.summary()
+
+
+def test_cli_fuzz_check(executor, capsys) -> None:
+    assert cli.main(["fuzz", "--check", "--seed", "3", "--count", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "modules: 2" in out and "failure 0" in out
