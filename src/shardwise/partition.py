@@ -106,11 +106,10 @@ def _check_before_conversion(module: Module) -> None:
     that makes a permute: the 40 permutes over sub-axes all compute wrong values, the 414
     others all compute right ones.
     """
-    from shardwise.export.skewed_sub_axes import check_skewed_sub_axes
+    from shardwise.export.wrong_conversions import check_wrong_conversions
     from shardwise.rules.stablehlo_attrs import parse_i64_array
     from shardwise.sdy.shardings import get_sharding
 
-    check_skewed_sub_axes(module)  # device offsets along most sub-axes are wrong too
     for op in module.walk():
         if op.name == "sdy.collective_permute":
             _check_permute(op, get_sharding(op.operands[0]), get_sharding(op.results[0]))
@@ -133,6 +132,7 @@ def _check_before_conversion(module: Module) -> None:
                     "replicate it before the pad",
                     op.location,
                 )
+    check_wrong_conversions(module)  # sharded reverses and updates, skewed sub-axes
 
 
 def _check_permute(op: Op, source: TensorSharding | None, target: TensorSharding | None) -> None:

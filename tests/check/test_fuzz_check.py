@@ -3,8 +3,12 @@
 - Offsets along a skewed sub-axis: jaxlib 0.10.2's global-to-local reads ``"x":(p)s`` as the
   digit ``(coord // p) % s``; Shardy's definition (and XLA's) is ``(coord // (|x|/(p*s))) % s``.
   The reference's own chain makes programs that XLA computes wrongly; `partition` now rejects
-  them (`export/skewed_sub_axes.py`). A centred sub-axis, where both readings agree, still
+  them (`export/wrong_conversions.py`). A centred sub-axis, where both readings agree, still
   partitions and runs EQUAL.
+- A reverse along a sharded dim: reversed in place on each device (fuzz findings 11-5-4,
+  11-82-0); rejected too.
+- A dynamic_update_slice into a sharded dim: each shard updated at the global indices
+  (11-26-0); rejected.
 - A slice whose operand is sharded on another mesh made padding raise a KeyError.
 """
 
@@ -16,7 +20,7 @@ from shardwise import cli
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.check import check
 from shardwise.errors import ShardwiseError
-from shardwise.export.skewed_sub_axes import skewed
+from shardwise.export.wrong_conversions import skewed
 from shardwise.fuzz.check_campaign import OUTCOMES, check_module, run_check_campaign
 from shardwise.io.mlir import load_text
 from shardwise.io.reference import run_pass
@@ -63,6 +67,31 @@ module {
 """
 
 
+# Fuzz finding 11-5-4, shrunk.
+REVERSE_SHARDED = """
+module {
+  sdy.mesh @mesh = <["z"=2]>
+  func.func @main(%a1: tensor<16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"z"}, {}]>}) -> (tensor<16x2xf32>) {
+    %v3 = stablehlo.reverse %a1, dims = [0, 1] : tensor<16x2xf32>
+    return %v3 : tensor<16x2xf32>
+  }
+}
+"""
+
+
+# Fuzz finding 11-26-0, shrunk.
+UPDATE_SHARDED = """
+module {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a2: tensor<4x2xf32>, %a4: tensor<i32>, %a5: tensor<4x6xf32>) -> (tensor<4x6xf32>) {
+    %v9 = stablehlo.dynamic_update_slice %a5, %a2, %a4, %a4 : (tensor<4x6xf32>, tensor<4x2xf32>, tensor<i32>, tensor<i32>) -> tensor<4x6xf32>
+    %v10 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x", ?}]>]>} %v9 : tensor<4x6xf32>
+    return %v10 : tensor<4x6xf32>
+  }
+}
+"""
+
+
 def _sub(name: str, pre: int, size: int) -> AxisRef:
     return AxisRef(name, SubAxisInfo(pre, size))
 
@@ -76,11 +105,19 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
     assert skewed(_sub("x", pre, size), mesh) is expected
 
 
-@pytest.mark.parametrize("text", [ALL_SLICE_MINOR, ALL_SLICE_MAJOR])
-def test_reference_chain_is_wrong_and_partition_rejects_it(executor, text) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (ALL_SLICE_MINOR, "'sdy.all_slice'.*sub-axis"),
+        (ALL_SLICE_MAJOR, "'sdy.all_slice'.*sub-axis"),
+        (REVERSE_SHARDED, "'stablehlo.reverse' reverses dimension 0"),
+        (UPDATE_SHARDED, "'stablehlo.dynamic_update_slice' updates 2 of the 6"),
+    ],
+)
+def test_reference_chain_is_wrong_and_partition_rejects_it(executor, text, message) -> None:
     local = run_pass(text, reference_chain())
     assert not check(text, local, executor=executor).equal
-    with pytest.raises(ShardwiseError, match="'sdy.all_slice'.*sub-axis"):
+    with pytest.raises(ShardwiseError, match=message):
         partition(load_text(text, "f.mlir"))
     assert check_module(text).kind == "skipped-by-partition"
 

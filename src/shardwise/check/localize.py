@@ -274,6 +274,8 @@ def _compare_site(
     mesh = mesh_of(site.sharding)
     global_value = gout[gi]
     actual = lout[li]
+    if len(site.sharding.dim_shardings) != global_value.ndim:
+        return None  # paired with an op of another rank: nothing to compare
     try:
         shape = local_shape(global_value.shape, site.sharding, mesh)
     except UnsupportedError:

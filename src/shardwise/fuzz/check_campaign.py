@@ -7,6 +7,9 @@ partitioned by shardwise's own chain and checked on simulated XLA CPU devices. O
 - ``skipped-by-partition``: the chain rejects the module with a `ShardwiseError` naming the op
   (a construct it does not partition); the module is regenerated from the next attempt seed,
   up to `_MAX_ATTEMPTS` times, so most indices end in a checked module;
+
+(A module whose meshes do not all have one device count, from 2 to `MAX_DEVICES`, is
+regenerated before it is partitioned: the simulated devices run one mesh size at a time.)
 - ``cannot-run``: the checker raised `UnsupportedError` (XLA's CPU backend cannot run a
   program, or the checker cannot model it; see docs/check.md, Limits);
 - ``failure``: a result differs, or partition or check raised anything else (an internal
@@ -17,6 +20,7 @@ partitioned by shardwise's own chain and checked on simulated XLA CPU devices. O
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
@@ -24,12 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shardwise.fuzz.generator import generate_program
-from shardwise.fuzz.program import Program, print_program
+from shardwise.fuzz.program import Program, op_bodies, print_program
 
 __all__ = ["CheckCampaign", "CheckFailure", "OUTCOMES", "check_module", "run_check_campaign"]
 
 OUTCOMES = ("equal", "skipped-by-partition", "cannot-run", "failure")
-_MAX_ATTEMPTS = 5
+MAX_DEVICES = 8
+_MAX_ATTEMPTS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,7 @@ class CheckCampaign:
     modules: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     attempts: int = 0
+    mesh_regenerated: int = 0  # attempts dropped for their meshes (`MAX_DEVICES`)
     failures: list[CheckFailure] = field(default_factory=list)
     cannot_run: list[str] = field(default_factory=list)  # "<seed>: <reason>"
     seconds: float = 0.0
@@ -67,8 +73,10 @@ class CheckCampaign:
     def summary(self) -> str:
         counts = ", ".join(f"{k} {self.counts[k]}" for k in OUTCOMES)
         lines = [
-            f"modules: {self.modules} ({self.seconds:.1f}s, {self.attempts} generated; "
-            f"a module partition rejects is regenerated up to {_MAX_ATTEMPTS} times)",
+            f"modules: {self.modules} ({self.seconds:.1f}s, {self.attempts} generated, "
+            f"{self.mesh_regenerated} of them dropped for meshes of different sizes, of one or "
+            f"more than {MAX_DEVICES} devices; a module partition rejects is regenerated up to "
+            f"{_MAX_ATTEMPTS} times)",
             f"  last attempt of each module: {counts}",
         ]
         lines += [f"  CANNOT RUN {c}" for c in self.cannot_run[:10]]
@@ -111,23 +119,50 @@ def _line(error: BaseException) -> str:
     return text.splitlines()[0][:200] if text else type(error).__name__
 
 
+def _init_is_an_argument(prog: Program) -> bool:
+    """Whether a reduce's init value became a func argument (the shrinker rewires deleted
+    constants to arguments). A partitioned reduce adds its init once per device: only an
+    identity, such as the generator's zero, gives one answer (StableHLO leaves it open)."""
+    args = {a.name for a in prog.args}
+    stack = list(prog.ops)
+    while stack:
+        op = stack.pop()
+        if op.kind == "reduce" and len(op.operands) > 1 and op.operands[1] in args:
+            return True
+        for body in op_bodies(op):
+            stack.extend(body.ops)
+    return False
+
+
 def _still_fails(outcome: Outcome) -> Callable[[Program], bool]:
     def fails(prog: Program) -> bool:
+        if _init_is_an_argument(prog):
+            return False
         again = check_module(print_program(prog))
         return again.kind == "failure" and again.failure_class == outcome.failure_class
 
     return fails
 
 
+def _runnable_meshes(prog: Program) -> bool:
+    sizes = {math.prod(size for _, size in mesh.axes) for mesh in prog.meshes}
+    return len(sizes) == 1 and 2 <= max(sizes) <= MAX_DEVICES
+
+
 def _module(seed: int, index: int, report: CheckCampaign) -> tuple[str, Program, Outcome]:
-    for attempt in range(_MAX_ATTEMPTS):
+    attempt, tries = 0, 0
+    while True:
         key = f"{seed}-{index}-{attempt}"
+        attempt += 1
         prog = generate_program(key, conformance_extras=False)
-        outcome = check_module(print_program(prog))
         report.attempts += 1
-        if outcome.kind != "skipped-by-partition":
-            break
-    return key, prog, outcome
+        if not _runnable_meshes(prog) and attempt < 1000:
+            report.mesh_regenerated += 1
+            continue
+        outcome = check_module(print_program(prog))
+        tries += 1
+        if outcome.kind != "skipped-by-partition" or tries == _MAX_ATTEMPTS:
+            return key, prog, outcome
 
 
 def run_check_campaign(

@@ -1,0 +1,127 @@
+"""Reject what jaxlib 0.10.2's chain partitions into a wrong program (found by `fuzz --check`).
+
+`check_wrong_conversions` raises a `ShardwiseError` at the first op below, so that `partition`
+never writes a program that computes other values than the global one. For each, the
+reference's own chain prints the same wrong program, and `shardwise check` shows its values
+differ.
+
+1. A ``stablehlo.reverse`` along a sharded dim. Its rule makes that dim a permutation factor,
+   which explicit reshards leave sharded; global-to-local then reverses each device's shard
+   in place, where the shards must also trade places.
+
+2. A ``stablehlo.dynamic_update_slice`` whose update is smaller than the operand along a
+   sharded dim: global-to-local updates each device's shard at the global start indices.
+
+3. Device offsets along a skewed sub-axis.
+
+The reference's `getShardIndex` reads a sub-axis ``"x":(p)s`` of an axis of size X as the
+digit ``(coord_x // p) % s``. By Shardy's definition (the axis reshaped as ``[p, s, X/(p*s)]``,
+which XLA's tile assignments follow too) the digit is ``(coord_x // (X / (p*s))) % s``. The two
+agree only when ``p == X / (p*s)``: a sub-axis with as much of the axis on its major side as
+on its minor side (``"x":(2)2`` of ``x=8``). For any other sub-axis, every offset table the
+conversion builds from `getShardIndex` gives devices the wrong piece: the ``dynamic_slice`` of
+an ``sdy.all_slice``, a sharded ``iota``, a ``pad`` or ``gather``/``scatter`` offset. Found by
+``shardwise fuzz --check`` (docs/fuzzing.md); `shardwise check` shows the wrong values, and
+the reference's own chain prints the same program.
+
+(The pairs of a ``collective_permute`` over sub-axes come from the same formula; `partition`
+rejects those itself.)
+"""
+
+from __future__ import annotations
+
+from shardwise.axis import AxisRef
+from shardwise.errors import ShardwiseError
+from shardwise.ir import Module, Op, TensorType
+from shardwise.mesh import Mesh
+from shardwise.sharding import TensorSharding
+
+__all__ = ["OFFSET_OPS", "check_wrong_conversions", "skewed"]
+
+# Ops whose per-device program reads this device's offset along a sharded dim from a table
+# built by `getShardIndex`.
+OFFSET_OPS = frozenset(
+    {"sdy.all_slice", "stablehlo.iota", "stablehlo.pad", "stablehlo.gather", "stablehlo.scatter"}
+)
+
+
+def skewed(axis: AxisRef, mesh: Mesh) -> bool:
+    """Whether the reference's reading of sub-axis `axis` differs from Shardy's definition."""
+    info = axis.sub_axis_info
+    if info is None:
+        return False
+    minor = mesh.axis_size(axis.name) // (info.pre_size * info.size)
+    return minor != info.pre_size
+
+
+def check_wrong_conversions(module: Module) -> None:
+    """Raise at the first op the chain would convert into a wrong program (module docstring)."""
+    from shardwise.sdy.shardings import get_sharding
+
+    meshes = module.meshes()
+    for op in module.walk():
+        if op.name == "stablehlo.reverse":
+            _check_reverse(op, get_sharding(op.results[0]))
+        if op.name == "stablehlo.dynamic_update_slice":
+            _check_update(op, get_sharding(op.results[0]))
+        if op.name not in OFFSET_OPS:
+            continue
+        for value in (*op.operands, *op.results):
+            sharding = get_sharding(value)
+            if sharding is not None:
+                _check(op, sharding, meshes)
+
+
+def _check(op: Op, sharding: TensorSharding, meshes: dict[str, object]) -> None:
+    ref = sharding.mesh_or_ref
+    mesh = ref if isinstance(ref, Mesh) else meshes.get(str(ref).lstrip("@"))
+    if not isinstance(mesh, Mesh):
+        return
+    for dim in sharding.dim_shardings:
+        for axis in dim.axes:
+            if skewed(axis, mesh):
+                raise ShardwiseError(
+                    f"'{op.name}' with sharding {sharding} takes device offsets along the "
+                    f"sub-axis {axis}: jaxlib 0.10.2's sdy-convert-global-to-local reads that "
+                    "sub-axis as the wrong digit of the axis and gives devices the wrong "
+                    "pieces (a wrong program); shard on whole axes there (an "
+                    "sdy.sharding_constraint), or give the per-device program yourself",
+                    op.location,
+                )
+
+
+def _check_reverse(op: Op, sharding: TensorSharding | None) -> None:
+    from shardwise.rules.stablehlo_attrs import parse_i64_array
+
+    if sharding is None:
+        return
+    for dim in parse_i64_array(op.properties["dimensions"]):
+        axes = sharding.dim_shardings[dim].axes
+        if axes:
+            raise ShardwiseError(
+                f"'stablehlo.reverse' reverses dimension {dim}, which is sharded on "
+                f"{', '.join(str(a) for a in axes)}: jaxlib 0.10.2's chain leaves it sharded "
+                "and reverses each device's shard in place, but the shards must trade places "
+                "too (a wrong program); replicate that dimension before the reverse (an "
+                "sdy.sharding_constraint)",
+                op.location,
+            )
+
+
+def _check_update(op: Op, sharding: TensorSharding | None) -> None:
+    operand, update = op.operands[0].type, op.operands[1].type
+    if sharding is None or not isinstance(operand, TensorType):
+        return
+    if not isinstance(update, TensorType):
+        return
+    for dim, (whole, part) in enumerate(zip(operand.shape, update.shape, strict=True)):
+        axes = sharding.dim_shardings[dim].axes
+        if axes and whole != part:
+            raise ShardwiseError(
+                f"'stablehlo.dynamic_update_slice' updates {part} of the {whole} elements of "
+                f"dimension {dim}, which is sharded on {', '.join(str(a) for a in axes)}: "
+                "jaxlib 0.10.2's sdy-convert-global-to-local updates every device's shard at "
+                "the global start indices (a wrong program); replicate that dimension of the "
+                "operand before the update (an sdy.sharding_constraint)",
+                op.location,
+            )
