@@ -92,6 +92,36 @@ module {
 """
 
 
+# Fuzz finding 12-76-1, shrunk: an unreduced argument gets two all-reduces over "z".
+UNREDUCED_TWICE = """
+module {
+  sdy.mesh @mesh = <["z"=4]>
+  func.func @main(%a1: tensor<4x8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {?}], unreduced={"z"}>}, %a2: tensor<4x4x2xf32>) -> (tensor<4x1xf32>) {
+    %v0 = stablehlo.dot_general %a1, %a2, contracting_dims = [0, 2] x [1, 2] : (tensor<4x8x2xf32>, tensor<4x4x2xf32>) -> tensor<8x4xf32>
+    %v4 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %v5 = stablehlo.reduce(%v0 init: %v4) applies stablehlo.add across dimensions = [0] : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %v14 = stablehlo.reshape %v5 : (tensor<4xf32>) -> tensor<4x1xf32>
+    return %v14 : tensor<4x1xf32>
+  }
+}
+"""
+
+# Fuzz finding 12-25-12: a reshard reading a barrier of an earlier reshard; converting both
+# made ours erase a reshard that still had a use (AssertionError), where Shardy's rewriter has
+# rewired it. Now the chain stops where the reference does, at the barrier.
+RESHARD_THROUGH_BARRIER = """
+module {
+  sdy.mesh @mesh = <["y"=4]>
+  func.func @main(%a6: tensor<4x8x2xf32>, %a7: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> (tensor<4x8x2xf32>) {
+    %v12 = sdy.sharding_constraint %a6 <@mesh, [{}, {"y"}, {}]> : tensor<4x8x2xf32>
+    %v14 = stablehlo.dot_general %v12, %a7, batching_dims = [0] x [0], contracting_dims = [] x [] : (tensor<4x8x2xf32>, tensor<4xf32>) -> tensor<4x8x2xf32>
+    %v16 = sdy.propagation_barrier %v14 allowed_direction=BACKWARD : tensor<4x8x2xf32>
+    %v17 = sdy.sharding_constraint %v16 <@mesh, [{"y", ?}, {}, {?}]> : tensor<4x8x2xf32>
+    return %v17 : tensor<4x8x2xf32>
+  }
+}
+"""
+
 def _sub(name: str, pre: int, size: int) -> AxisRef:
     return AxisRef(name, SubAxisInfo(pre, size))
 
@@ -112,6 +142,7 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
         (ALL_SLICE_MAJOR, "'sdy.all_slice'.*sub-axis"),
         (REVERSE_SHARDED, "'stablehlo.reverse' reverses dimension 0"),
         (UPDATE_SHARDED, "'stablehlo.dynamic_update_slice' updates 2 of the 6"),
+        (UNREDUCED_TWICE, "'sdy.all_reduce' over \\['z'\\] sums a value"),
     ],
 )
 def test_reference_chain_is_wrong_and_partition_rejects_it(executor, text, message) -> None:
@@ -145,3 +176,42 @@ def test_cli_fuzz_check(executor, capsys) -> None:
     assert cli.main(["fuzz", "--check", "--seed", "3", "--count", "2"]) == 0
     out = capsys.readouterr().out
     assert "modules: 2" in out and "failure 0" in out
+
+
+def test_reshard_through_a_barrier_stops_like_the_reference() -> None:
+    from shardwise.partition import STEPS
+
+    module = load_text(RESHARD_THROUGH_BARRIER, "-")
+    with pytest.raises(ShardwiseError, match="'sdy.propagation_barrier'"):
+        partition(module)
+    local = run_pass(RESHARD_THROUGH_BARRIER, list(STEPS[:3]))
+    from shardwise.export.explicit_reshards.insert_explicit_reshards import (
+        insert_explicit_reshards,
+    )
+    from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
+    from shardwise.io.mlir import write_text
+    from shardwise.propagation.propagation_pipeline import propagation_pipeline
+
+    ours = load_text(RESHARD_THROUGH_BARRIER, "-")
+    propagation_pipeline(ours)
+    insert_explicit_reshards(ours, enable_full_version=True)
+    reshard_to_collectives(ours)
+    assert write_text(ours) == local
+
+
+def test_unreduced_argument_is_split_into_partial_sums() -> None:
+    # Every unreduced argument gets the double all-reduce above, so no partitioned program
+    # runs one; the split itself: the pieces over "z" sum to the value.
+    import numpy as np
+
+    from shardwise.check.slicing import split
+    from shardwise.syntax import parse_tensor_sharding
+
+    mesh = Mesh((MeshAxis("x", 2), MeshAxis("z", 4)))
+    sharding = parse_tensor_sharding('#sdy.sharding<@mesh, [{"x"}], unreduced={"z"}>')
+    value = np.arange(8.0)
+    pieces = split(value, sharding, mesh)
+    assert pieces.shape == (8, 4)
+    np.testing.assert_array_equal(pieces[0:4].sum(axis=0), value[:4])
+    np.testing.assert_array_equal(pieces[4:8].sum(axis=0), value[4:])
+    assert (pieces[1:4] == 0).all() and (pieces[0] == value[:4]).all()

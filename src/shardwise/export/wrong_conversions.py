@@ -12,7 +12,10 @@ differ.
 2. A ``stablehlo.dynamic_update_slice`` whose update is smaller than the operand along a
    sharded dim: global-to-local updates each device's shard at the global start indices.
 
-3. Device offsets along a skewed sub-axis.
+3. An ``sdy.all_reduce`` of the result of another over the same axes: explicit reshards add
+   one for an unreduced argument twice, and the sum is taken twice (N times the value).
+
+4. Device offsets along a skewed sub-axis.
 
 The reference's `getShardIndex` reads a sub-axis ``"x":(p)s`` of an axis of size X as the
 digit ``(coord_x // p) % s``. By Shardy's definition (the axis reshaped as ``[p, s, X/(p*s)]``,
@@ -64,6 +67,8 @@ def check_wrong_conversions(module: Module) -> None:
             _check_reverse(op, get_sharding(op.results[0]))
         if op.name == "stablehlo.dynamic_update_slice":
             _check_update(op, get_sharding(op.results[0]))
+        if op.name == "sdy.all_reduce":
+            _check_all_reduce(op)
         if op.name not in OFFSET_OPS:
             continue
         for value in (*op.operands, *op.results):
@@ -125,3 +130,21 @@ def _check_update(op: Op, sharding: TensorSharding | None) -> None:
                 "operand before the update (an sdy.sharding_constraint)",
                 op.location,
             )
+
+
+def _check_all_reduce(op: Op) -> None:
+    from shardwise.export.collective_attrs import parse_axis_ref_list
+
+    source = op.operands[0].defining_op
+    if source is None or source.name != "sdy.all_reduce":
+        return
+    axes = {a.name for a in parse_axis_ref_list(op.properties["reduction_axes"])}
+    before = {a.name for a in parse_axis_ref_list(source.properties["reduction_axes"])}
+    if axes & before:
+        raise ShardwiseError(
+            f"'sdy.all_reduce' over {sorted(axes & before)} sums a value the all-reduce before "
+            "it has already summed over those axes (jaxlib 0.10.2's explicit reshards insert "
+            "both, for an unreduced value): every element would be counted again (a wrong "
+            "program); drop the unreduced axes of the value, or reduce it yourself",
+            op.location,
+        )
