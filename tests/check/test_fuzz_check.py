@@ -92,6 +92,18 @@ module {
 """
 
 
+# Fuzz finding 13-36-20: the update sharded, the operand not.
+UPDATE_FROM_SHARDS = """
+module {
+  sdy.mesh @mesh = <["w"=2]>
+  func.func @main(%a0: tensor<8xf32>, %a2: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", ?}]>}) -> (tensor<8xf32>) {
+    %v10 = stablehlo.constant dense<0> : tensor<i32>
+    %v11 = stablehlo.dynamic_update_slice %a0, %a2, %v10 : (tensor<8xf32>, tensor<4xf32>, tensor<i32>) -> tensor<8xf32>
+    return %v11 : tensor<8xf32>
+  }
+}
+"""
+
 # Fuzz finding 12-76-1, shrunk: an unreduced argument gets two all-reduces over "z".
 UNREDUCED_TWICE = """
 module {
@@ -142,6 +154,7 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
         (ALL_SLICE_MAJOR, "'sdy.all_slice'.*sub-axis"),
         (REVERSE_SHARDED, "'stablehlo.reverse' reverses dimension 0"),
         (UPDATE_SHARDED, "'stablehlo.dynamic_update_slice' updates 2 of the 6"),
+        (UPDATE_FROM_SHARDS, "updates 4 of the 8 elements of dimension 0, which its update"),
         (UNREDUCED_TWICE, "'sdy.all_reduce' over \\['z'\\] sums a value"),
     ],
 )
@@ -215,3 +228,17 @@ def test_unreduced_argument_is_split_into_partial_sums() -> None:
     np.testing.assert_array_equal(pieces[0:4].sum(axis=0), value[:4])
     np.testing.assert_array_equal(pieces[4:8].sum(axis=0), value[4:])
     assert (pieces[1:4] == 0).all() and (pieces[0] == value[:4]).all()
+
+
+def test_a_partitioned_program_that_does_not_verify_is_skipped_not_checked() -> None:
+    # Fuzz module 13-26-9: a dot on @mesh2 reading values on @mesh; the reference's chain
+    # stops with "inferred shape '[8, 6]' is incompatible with return type", ours writes the
+    # program and MLIR's verifier rejects it when it is read back (or, where the writer
+    # verifies its output as under the tests, when it is written).
+    from shardwise.fuzz.generator import generate_program
+    from shardwise.fuzz.program import print_program
+
+    text = print_program(generate_program("13-26-9", conformance_extras=False))
+    outcome = check_module(text)
+    assert outcome.kind == "skipped-by-partition"
+    assert "inferred shape '[8, 6]' is incompatible" in outcome.reason

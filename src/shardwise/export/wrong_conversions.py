@@ -9,8 +9,9 @@ differ.
    which explicit reshards leave sharded; global-to-local then reverses each device's shard
    in place, where the shards must also trade places.
 
-2. A ``stablehlo.dynamic_update_slice`` whose update is smaller than the operand along a
-   sharded dim: global-to-local updates each device's shard at the global start indices.
+2. A ``stablehlo.dynamic_update_slice`` whose update is smaller than the operand along a dim
+   the operand or the update shards: global-to-local updates each device's shard (or writes
+   each device's piece of the update) at the global start indices.
 
 3. An ``sdy.all_reduce`` of the result of another over the same axes: explicit reshards add
    one for an unreduced argument twice, and the sum is taken twice (N times the value).
@@ -66,7 +67,8 @@ def check_wrong_conversions(module: Module) -> None:
         if op.name == "stablehlo.reverse":
             _check_reverse(op, get_sharding(op.results[0]))
         if op.name == "stablehlo.dynamic_update_slice":
-            _check_update(op, get_sharding(op.results[0]))
+            _check_update(op, get_sharding(op.results[0]), "operand")
+            _check_update(op, get_sharding(op.operands[1]), "update")
         if op.name == "sdy.all_reduce":
             _check_all_reduce(op)
         if op.name not in OFFSET_OPS:
@@ -113,7 +115,7 @@ def _check_reverse(op: Op, sharding: TensorSharding | None) -> None:
             )
 
 
-def _check_update(op: Op, sharding: TensorSharding | None) -> None:
+def _check_update(op: Op, sharding: TensorSharding | None, which: str) -> None:
     operand, update = op.operands[0].type, op.operands[1].type
     if sharding is None or not isinstance(operand, TensorType):
         return
@@ -124,10 +126,10 @@ def _check_update(op: Op, sharding: TensorSharding | None) -> None:
         if axes and whole != part:
             raise ShardwiseError(
                 f"'stablehlo.dynamic_update_slice' updates {part} of the {whole} elements of "
-                f"dimension {dim}, which is sharded on {', '.join(str(a) for a in axes)}: "
+                f"dimension {dim}, which its {which} shards on {', '.join(str(a) for a in axes)}: "
                 "jaxlib 0.10.2's sdy-convert-global-to-local updates every device's shard at "
                 "the global start indices (a wrong program); replicate that dimension of the "
-                "operand before the update (an sdy.sharding_constraint)",
+                f"{which} before the update (an sdy.sharding_constraint)",
                 op.location,
             )
 

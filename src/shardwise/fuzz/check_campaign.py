@@ -34,6 +34,7 @@ __all__ = ["CheckCampaign", "CheckFailure", "OUTCOMES", "check_module", "run_che
 
 OUTCOMES = ("equal", "skipped-by-partition", "cannot-run", "failure")
 MAX_DEVICES = 8
+INVALID_LOCAL = "the partitioned program does not verify"
 _MAX_ATTEMPTS = 10
 
 
@@ -66,6 +67,7 @@ class CheckCampaign:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     attempts: int = 0
     mesh_regenerated: int = 0  # attempts dropped for their meshes (`MAX_DEVICES`)
+    invalid_local: int = 0  # skipped: ours wrote a program the verifier rejects
     failures: list[CheckFailure] = field(default_factory=list)
     cannot_run: list[str] = field(default_factory=list)  # "<seed>: <reason>"
     seconds: float = 0.0
@@ -78,6 +80,8 @@ class CheckCampaign:
             f"more than {MAX_DEVICES} devices; a module partition rejects is regenerated up to "
             f"{_MAX_ATTEMPTS} times)",
             f"  last attempt of each module: {counts}",
+            f"  of the skipped, partition wrote a program that does not verify: "
+            f"{self.invalid_local}",
         ]
         lines += [f"  CANNOT RUN {c}" for c in self.cannot_run[:10]]
         lines += [f"  FAILURE seed {f.seed}: {f.reason} -> {f.path}" for f in self.failures]
@@ -101,6 +105,12 @@ def check_module(text: str, seed: int = 0) -> Outcome:
             return Outcome("skipped-by-partition", _line(e))
         except Exception as e:  # noqa: BLE001 - any other failure of ours is a finding
             return Outcome("failure", f"partition raised {type(e).__name__}: {_line(e)}")
+        try:
+            load_text(local, "local.mlir")
+        except ShardwiseError as e:
+            # Ours wrote a program MLIR's verifier rejects (where the reference's chain stops
+            # with the same verifier error after its conversion pass): not checkable.
+            return Outcome("skipped-by-partition", f"{INVALID_LOCAL}: {_line(e)}")
         try:
             result = check(text, local, seed=seed, global_name="fuzz.mlir")
         except UnsupportedError as e:
@@ -136,7 +146,7 @@ def _init_is_an_argument(prog: Program) -> bool:
 
 def _still_fails(outcome: Outcome) -> Callable[[Program], bool]:
     def fails(prog: Program) -> bool:
-        if _init_is_an_argument(prog):
+        if _init_is_an_argument(prog) or not _runnable_meshes(prog):
             return False
         again = check_module(print_program(prog))
         return again.kind == "failure" and again.failure_class == outcome.failure_class
@@ -181,6 +191,8 @@ def run_check_campaign(
         key, prog, outcome = _module(seed, index, report)
         report.modules += 1
         report.counts[outcome.kind] += 1
+        if outcome.reason.startswith(INVALID_LOCAL):
+            report.invalid_local += 1
         if outcome.kind == "cannot-run":
             report.cannot_run.append(f"{key}: {outcome.reason}")
         if outcome.kind == "failure":
