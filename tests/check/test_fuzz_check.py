@@ -242,3 +242,16 @@ def test_a_partitioned_program_that_does_not_verify_is_skipped_not_checked() -> 
     outcome = check_module(text)
     assert outcome.kind == "skipped-by-partition"
     assert "inferred shape '[8, 6]' is incompatible" in outcome.reason
+
+
+def test_reshards_in_a_manual_body_are_dropped_for_xla(executor) -> None:
+    # Fuzz module 13-58-35: an sdy.reshard in a manual computation's body made XLA's own
+    # partitioning (the reference of such a program) fail with "unknown mesh: @mesh".
+    from shardwise.check.xla_spmd import spmd_program
+    from shardwise.fuzz.generator import generate_program
+    from shardwise.fuzz.program import print_program
+
+    text = print_program(generate_program("13-58-35", conformance_extras=False))
+    assert "sdy.reshard" in text and "sdy.manual_computation" in text
+    assert "sdy.reshard" not in spmd_program(text, "f.mlir").text
+    assert check_module(text).kind == "equal"

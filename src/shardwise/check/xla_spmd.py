@@ -13,8 +13,9 @@ It serves twice:
   ``sdy.named_computation``: a manual computation's body is per-device code (its collectives
   name devices), which has no unsharded meaning, so only a partitioned run gives the values.
 
-Only the sharding constraints and reshards at the top level of main are removed (they are
-identities on values): then, as for the unsharded reference, the top-level ops are the
+Only the sharding constraints and reshards at the top level of main, and reshards anywhere
+(XLA as jaxlib 0.10.2 builds it rejects one in a manual computation's body: "unknown mesh"),
+are removed (they are identities on values): then, as for the unsharded reference, the top-level ops are the
 global ops that `localize` pairs with the local program's.
 """
 
@@ -51,6 +52,10 @@ def spmd_program(text: str, filename: str, intermediates: bool = False) -> Progr
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
         elif op.name == "sdy.sharding_group":
+            op.erase()
+    for op in list(module.walk()):  # nested too: jaxlib's XLA rejects a reshard in a body
+        if op.name == "sdy.reshard":
+            op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
     ops = tuple(main_ops(main))
     shardings = tuple(_per_value(op.attributes.get(ir.SHARDING_ATTR)) for op in ops)
