@@ -104,6 +104,17 @@ module {
 }
 """
 
+# Fuzz finding 2020-313-0: a reshape that does not factor, its result sharded.
+RESHAPE_UNFACTORED = """
+module {
+  sdy.mesh @mesh = <["z"=2]>
+  func.func @main(%a0: tensor<3x32xf32>) -> (tensor<4x24xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"z"}]>}) {
+    %v3 = stablehlo.reshape %a0 : (tensor<3x32xf32>) -> tensor<4x24xf32>
+    return %v3 : tensor<4x24xf32>
+  }
+}
+"""
+
 # Fuzz finding 12-76-1, shrunk: an unreduced argument gets two all-reduces over "z".
 UNREDUCED_TWICE = """
 module {
@@ -155,6 +166,7 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
         (REVERSE_SHARDED, "'stablehlo.reverse' reverses dimension 0"),
         (UPDATE_SHARDED, "'stablehlo.dynamic_update_slice' updates 2 of the 6"),
         (UPDATE_FROM_SHARDS, "updates 4 of the 8 elements of dimension 0, which its update"),
+        (RESHAPE_UNFACTORED, "'stablehlo.reshape' result dimension 0 is sharded on"),
         (UNREDUCED_TWICE, "'sdy.all_reduce' over \\['z'\\] sums a value"),
     ],
 )
@@ -255,3 +267,22 @@ def test_reshards_in_a_manual_body_are_dropped_for_xla(executor) -> None:
     assert "sdy.reshard" in text and "sdy.manual_computation" in text
     assert "sdy.reshard" not in spmd_program(text, "f.mlir").text
     assert check_module(text).kind == "equal"
+
+
+def test_a_manual_result_not_replicated_as_declared_is_not_run() -> None:
+    # Fuzz finding 2020-138-2, shrunk: out_shardings [{}] over the manual axis "w", but the
+    # body returns its own shard (no collective): the program says nothing definite.
+    text = """
+module {
+  sdy.mesh @mesh = <["w"=8]>
+  func.func @main(%a0: tensor<32xf32>) -> (tensor<4xf32>) {
+    %v2 = sdy.manual_computation(%a0) in_shardings=[<@mesh, [{"w"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"w"} (%m: tensor<4xf32>) {
+      %n = stablehlo.abs %m : tensor<4xf32>
+      sdy.return %n : tensor<4xf32>
+    } : (tensor<32xf32>) -> tensor<4xf32>
+    return %v2 : tensor<4xf32>
+  }
+}
+"""
+    outcome = check_module(text)
+    assert outcome.kind == "cannot-run" and outcome.reason.startswith("ill-defined")

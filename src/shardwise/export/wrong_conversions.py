@@ -16,7 +16,12 @@ differ.
 3. An ``sdy.all_reduce`` of the result of another over the same axes: explicit reshards add
    one for an unreduced argument twice, and the sum is taken twice (N times the value).
 
-4. Device offsets along a skewed sub-axis.
+4. A ``stablehlo.reshape`` whose result is sharded along a dim holding a factor its operand
+   does not have (a reshape that does not factor, such as 3x32 -> 4x24: its rule gives
+   each side factors of its own). Explicit reshards leave the result sharded, and each
+   device reshapes its own operand piece, which is not its piece of the result.
+
+5. Device offsets along a skewed sub-axis.
 
 The reference's `getShardIndex` reads a sub-axis ``"x":(p)s`` of an axis of size X as the
 digit ``(coord_x // p) % s``. By Shardy's definition (the axis reshaped as ``[p, s, X/(p*s)]``,
@@ -71,6 +76,8 @@ def check_wrong_conversions(module: Module) -> None:
             _check_update(op, get_sharding(op.operands[1]), "update")
         if op.name == "sdy.all_reduce":
             _check_all_reduce(op)
+        if op.name == "stablehlo.reshape":
+            _check_reshape(op, get_sharding(op.results[0]))
         if op.name not in OFFSET_OPS:
             continue
         for value in (*op.operands, *op.results):
@@ -150,3 +157,26 @@ def _check_all_reduce(op: Op) -> None:
             "program); drop the unreduced axes of the value, or reduce it yourself",
             op.location,
         )
+
+
+def _check_reshape(op: Op, sharding: TensorSharding | None) -> None:
+    from shardwise.rules.registry import create_op_sharding_rule
+
+    if sharding is None or sharding.is_fully_replicated:
+        return
+    rule = create_op_sharding_rule(op)
+    if rule is None or not rule.operand_mappings or not rule.result_mappings:
+        return
+    operand_factors = {f for dim in rule.operand_mappings[0] for f in dim}
+    for dim, factors in enumerate(rule.result_mappings[0]):
+        axes = sharding.dim_shardings[dim].axes
+        own = [f for f in factors if f not in operand_factors and rule.factor_sizes[f] > 1]
+        if axes and own:
+            raise ShardwiseError(
+                f"'stablehlo.reshape' result dimension {dim} is sharded on "
+                f"{', '.join(str(a) for a in axes)}, but its factors are not the operand's "
+                f"(rule {rule}): jaxlib 0.10.2's chain reshapes each device's operand piece, "
+                "which is not its piece of the result (a wrong program); replicate that "
+                "dimension of the result (an sdy.sharding_constraint after the reshape)",
+                op.location,
+            )

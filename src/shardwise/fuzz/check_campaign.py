@@ -12,6 +12,10 @@ partitioned by shardwise's own chain and checked on simulated XLA CPU devices. O
 regenerated before it is partitioned: the simulated devices run one mesh size at a time.)
 - ``cannot-run``: the checker raised `UnsupportedError` (XLA's CPU backend cannot run a
   program, or the checker cannot model it; see docs/check.md, Limits);
+  A module whose manual computation returns, unsharded over a manual axis, a value its
+  body computes from sharded inputs without a collective is ill-defined (the result is not
+  the same on every device, as its out sharding says; JAX rejects such a `shard_map`):
+  counted here too, and not run;
 - ``failure``: a result differs, or partition or check raised anything else (an internal
   error, or a local program that does not fit its global one). A failure is shrunk with
   `shrink.shrink_program` while it keeps failing the same way, and saved as
@@ -99,6 +103,9 @@ def check_module(text: str, seed: int = 0) -> Outcome:
         warnings.simplefilter("ignore")  # propagation's warnings are not findings here
         try:
             module = load_text(text, "fuzz.mlir")
+            unreplicated = _unreplicated_manual_result(module)
+            if unreplicated:
+                return Outcome("cannot-run", unreplicated)
             partition(module)
             local = write_text(module)
         except ShardwiseError as e:
@@ -122,6 +129,37 @@ def check_module(text: str, seed: int = 0) -> Outcome:
     where = result.divergence
     named = f"{where.op_name} at {where.location}" if where else "no op named"
     return Outcome("failure", f"DIFFERENT: first divergence {named}")
+
+
+_COLLECTIVE_PREFIXES = ("stablehlo.all_", "stablehlo.reduce_scatter", "stablehlo.collective_")
+
+
+def _unreplicated_manual_result(module: object) -> str:
+    """Why a manual computation of `module` is ill-defined (see the module docstring), or "".
+
+    Conservative: any result whose out sharding leaves out a manual axis counts unless the
+    body holds a collective."""
+    from shardwise.ir import Module
+    from shardwise.sharding import ManualAxes, TensorShardingPerValue
+
+    assert isinstance(module, Module)
+    for op in module.walk():
+        if op.name != "sdy.manual_computation":
+            continue
+        manual, outs = op.properties.get("manual_axes"), op.properties.get("out_shardings")
+        if not isinstance(manual, ManualAxes) or not isinstance(outs, TensorShardingPerValue):
+            continue
+        if any(o.name.startswith(_COLLECTIVE_PREFIXES) for o in op.walk()):
+            continue
+        for sharding in outs.shardings:
+            used = {a.name for d in sharding.dim_shardings for a in d.axes}
+            if set(manual.axes) - used:
+                return (
+                    f"ill-defined: {op.location}: the manual computation returns a value "
+                    f"unsharded over manual axes {sorted(set(manual.axes) - used)} with no "
+                    "collective in its body (not the same on every device)"
+                )
+    return ""
 
 
 def _line(error: BaseException) -> str:
