@@ -13,7 +13,7 @@ regenerated before it is partitioned: the simulated devices run one mesh size at
 - ``cannot-run``: the checker raised `UnsupportedError` (XLA's CPU backend cannot run a
   program, or the checker cannot model it; see docs/check.md, Limits);
   A module whose manual computation returns, unsharded over a manual axis, a value its
-  body computes from sharded inputs without a collective is ill-defined (the result is not
+  body computes from an argument split over that axis, without a collective, is ill-defined (the result is not
   the same on every device, as its out sharding says; JAX rejects such a `shard_map`):
   counted here too, and not run;
 - ``failure``: a result differs, or partition or check raised anything else (an internal
@@ -30,6 +30,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from shardwise.fuzz.generator import generate_program
 from shardwise.fuzz.program import Program, op_bodies, print_program
@@ -137,29 +138,69 @@ _COLLECTIVE_PREFIXES = ("stablehlo.all_", "stablehlo.reduce_scatter", "stablehlo
 def _unreplicated_manual_result(module: object) -> str:
     """Why a manual computation of `module` is ill-defined (see the module docstring), or "".
 
-    Conservative: any result whose out sharding leaves out a manual axis counts unless the
-    body holds a collective."""
+    A result is ill-defined when its out sharding leaves out a manual axis that the in
+    sharding of a block argument it depends on uses, and the body holds no collective."""
     from shardwise.ir import Module
-    from shardwise.sharding import ManualAxes, TensorShardingPerValue
 
     assert isinstance(module, Module)
     for op in module.walk():
         if op.name != "sdy.manual_computation":
             continue
-        manual, outs = op.properties.get("manual_axes"), op.properties.get("out_shardings")
-        if not isinstance(manual, ManualAxes) or not isinstance(outs, TensorShardingPerValue):
-            continue
         if any(o.name.startswith(_COLLECTIVE_PREFIXES) for o in op.walk()):
             continue
-        for sharding in outs.shardings:
-            used = {a.name for d in sharding.dim_shardings for a in d.axes}
-            if set(manual.axes) - used:
-                return (
-                    f"ill-defined: {op.location}: the manual computation returns a value "
-                    f"unsharded over manual axes {sorted(set(manual.axes) - used)} with no "
-                    "collective in its body (not the same on every device)"
-                )
+        why = _ill_defined_result(op)
+        if why:
+            return f"ill-defined: {op.location}: {why}"
     return ""
+
+
+def _ill_defined_result(op: Any) -> str:
+    from shardwise.sharding import ManualAxes, TensorShardingPerValue
+
+    manual, ins = op.properties.get("manual_axes"), op.properties.get("in_shardings")
+    outs = op.properties.get("out_shardings")
+    if not isinstance(manual, ManualAxes):
+        return ""
+    if not isinstance(ins, TensorShardingPerValue) or not isinstance(outs, TensorShardingPerValue):
+        return ""
+    block = op.regions[0].entry
+    ret = block.terminator
+    if ret is None:
+        return ""
+    arg_axes = [{a.name for d in s.dim_shardings for a in d.axes} for s in ins.shardings]
+    for value, sharding in zip(ret.operands, outs.shardings, strict=True):
+        missing = set(manual.axes) - {a.name for d in sharding.dim_shardings for a in d.axes}
+        varying = set()
+        for arg in _block_args_reached(value, block):
+            varying |= arg_axes[arg] & set(manual.axes)
+        if missing & varying:
+            return (
+                f"a result unsharded over manual axes {sorted(missing & varying)} comes from "
+                "a block argument split over them, with no collective in the body (it is not "
+                "the same on every device)"
+            )
+    return ""
+
+
+def _block_args_reached(value: Any, block: Any) -> set[int]:
+    """The indices of `block`'s arguments that `value` depends on (through nested regions)."""
+    args = {id(a): i for i, a in enumerate(block.args)}
+    found: set[int] = set()
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in args:
+            found.add(args[id(v)])
+            continue
+        owner = v.defining_op
+        if owner is None:
+            continue
+        for nested in owner.walk():
+            stack.extend(nested.operands)
+    return found
 
 
 def _line(error: BaseException) -> str:
