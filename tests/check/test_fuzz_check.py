@@ -286,3 +286,14 @@ module {
 """
     outcome = check_module(text)
     assert outcome.kind == "cannot-run" and outcome.reason.startswith("ill-defined")
+
+
+def test_xla_reference_takes_an_unreduced_argument_as_partial_values(executor) -> None:
+    # Fuzz module 2021-4-5: a manual computation (so XLA's partitioning is the reference)
+    # and an argument XLA shards {unreduced}: its devices hold partial values.
+    from shardwise.fuzz.generator import generate_program
+    from shardwise.fuzz.program import print_program
+
+    text = print_program(generate_program("2021-4-5", conformance_extras=False))
+    assert 'unreduced={"z"}' in text and "sdy.manual_computation" in text
+    assert check_module(text).kind == "equal"

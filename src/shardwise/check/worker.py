@@ -113,6 +113,12 @@ def _run_spmd(
     args = []
     for array, proto in zip(inputs, executable.get_parameter_shardings(), strict=True):
         op = xc.HloSharding.from_proto(proto)
+        if str(op) == "{unreduced}":  # partial values: device 0 holds it, the others zeros
+            pieces = [jax.device_put(array if p == 0 else np.zeros_like(array), d)
+                      for p, d in enumerate(devices)]  # fmt: skip
+            sharding = GSPMDSharding(tuple(devices), op)
+            args.append(jax.make_array_from_single_device_arrays(array.shape, sharding, pieces))
+            continue
         indices = op_shardings.op_sharding_to_indices(op, array.shape, n)
         pieces = [jax.device_put(array[i], d) for i, d in zip(indices, devices, strict=True)]
         sharding = GSPMDSharding(tuple(devices), op)
@@ -124,6 +130,9 @@ def _run_spmd(
         results, executable.get_output_shardings(), shapes, strict=True
     ):
         op = xc.HloSharding.from_proto(proto)
+        if str(op) == "{unreduced}":  # partial values: their sum
+            outputs.append(np.sum(np.stack([np.asarray(x) for x in per_device]), axis=0))
+            continue
         indices = op_shardings.op_sharding_to_indices(op, tuple(shape), n)
         out: np.ndarray | None = None
         for shard in per_device:
@@ -166,7 +175,7 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
         else:
             outputs = _run(executable, inputs, devices)
     except Exception as e:  # noqa: BLE001
-        return {"ok": False, "stage": "run", "error": str(e)}
+        return {"ok": False, "stage": "run", "error": f"{type(e).__name__}: {e}"}
     return {"ok": True, "dtypes": save_arrays(request["outputs"], outputs)}
 
 
