@@ -115,6 +115,17 @@ module {
 }
 """
 
+# Fuzz finding 2021-365-7: a strided slice along a sharded dim.
+STRIDED_SLICE = """
+module {
+  sdy.mesh @mesh = <["w"=2]>
+  func.func @main(%a0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", ?}, {}]>}) -> (tensor<2x2xf32>) {
+    %v2 = stablehlo.slice %a0 [0:4:3, 0:4:2] : (tensor<4x8xf32>) -> tensor<2x2xf32>
+    return %v2 : tensor<2x2xf32>
+  }
+}
+"""
+
 # Fuzz finding 12-76-1, shrunk: an unreduced argument gets two all-reduces over "z".
 UNREDUCED_TWICE = """
 module {
@@ -167,6 +178,7 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
         (UPDATE_SHARDED, "'stablehlo.dynamic_update_slice' updates 2 of the 6"),
         (UPDATE_FROM_SHARDS, "updates 4 of the 8 elements of dimension 0, which its update"),
         (RESHAPE_UNFACTORED, "'stablehlo.reshape' result dimension 0 is sharded on"),
+        (STRIDED_SLICE, "'stablehlo.slice' takes elements at stride 3 along dimension 0"),
         (UNREDUCED_TWICE, "'sdy.all_reduce' over \\['z'\\] sums a value"),
     ],
 )

@@ -21,7 +21,11 @@ differ.
    each side factors of its own). Explicit reshards leave the result sharded, and each
    device reshapes its own operand piece, which is not its piece of the result.
 
-5. Device offsets along a skewed sub-axis.
+5. A strided ``stablehlo.slice`` along a sharded dim whose shard size the stride does not
+   divide (0:4:3 over 2 shards of 2): each device slices its shard from its own start, so
+   every shard after the first picks the wrong elements.
+
+6. Device offsets along a skewed sub-axis.
 
 The reference's `getShardIndex` reads a sub-axis ``"x":(p)s`` of an axis of size X as the
 digit ``(coord_x // p) % s``. By Shardy's definition (the axis reshaped as ``[p, s, X/(p*s)]``,
@@ -78,6 +82,8 @@ def check_wrong_conversions(module: Module) -> None:
             _check_all_reduce(op)
         if op.name == "stablehlo.reshape":
             _check_reshape(op, get_sharding(op.results[0]))
+        if op.name == "stablehlo.slice":
+            _check_strided_slice(op, get_sharding(op.operands[0]), meshes)
         if op.name not in OFFSET_OPS:
             continue
         for value in (*op.operands, *op.results):
@@ -178,5 +184,35 @@ def _check_reshape(op: Op, sharding: TensorSharding | None) -> None:
                 f"(rule {rule}): jaxlib 0.10.2's chain reshapes each device's operand piece, "
                 "which is not its piece of the result (a wrong program); replicate that "
                 "dimension of the result (an sdy.sharding_constraint after the reshape)",
+                op.location,
+            )
+
+
+def _check_strided_slice(op: Op, sharding: TensorSharding | None, meshes: dict[str, object]) -> None:
+    from shardwise.rules.stablehlo_attrs import parse_i64_array
+
+    operand = op.operands[0].type
+    if sharding is None or not isinstance(operand, TensorType):
+        return
+    ref = sharding.mesh_or_ref
+    mesh = ref if isinstance(ref, Mesh) else meshes.get(str(ref).lstrip("@"))
+    if not isinstance(mesh, Mesh):
+        return
+    strides = parse_i64_array(op.properties["strides"])
+    for dim, (stride, size) in enumerate(zip(strides, operand.shape, strict=True)):
+        axes = sharding.dim_shardings[dim].axes
+        if not axes or stride == 1:
+            continue
+        shards = 1
+        for axis in axes:
+            shards *= axis.size(mesh)
+        if (size // shards) % stride:
+            raise ShardwiseError(
+                f"'stablehlo.slice' takes elements at stride {stride} along dimension {dim}, which is "
+                f"sharded on {', '.join(str(a) for a in axes)} in shards of {size // shards}: "
+                "jaxlib 0.10.2's sdy-convert-global-to-local slices each shard from its own "
+                "start, so the shards after the first pick the wrong elements (a wrong "
+                "program); replicate that dimension before the slice (an "
+                "sdy.sharding_constraint)",
                 op.location,
             )
