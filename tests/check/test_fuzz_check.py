@@ -126,6 +126,32 @@ module {
 }
 """
 
+# Fuzz finding 2022-171-3: the operand on a mesh with device_ids, the result on an iota mesh.
+TWO_DEVICE_ORDERS = """
+module {
+  sdy.mesh @mesh = <["x"=4], device_ids=[2, 3, 1, 0]>
+  sdy.mesh @mesh2 = <["z"=4]>
+  func.func @main(%a0: tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> (tensor<8x2x1x32xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"z"}, {}, {}, {?}]>}) {
+    %v0 = stablehlo.broadcast_in_dim %a0, dims = [0, 3] : (tensor<8x32xf32>) -> tensor<8x2x1x32xf32>
+    return %v0 : tensor<8x2x1x32xf32>
+  }
+}
+"""
+
+# Fuzz finding 2022-297-5: a reduce over a dim sharded on @mesh2, its result on @mesh.
+REDUCE_ACROSS_MESHES = """
+module {
+  sdy.mesh @mesh = <["y"=4]>
+  sdy.mesh @mesh2 = <["w"=4]>
+  func.func @main(%a2: tensor<8x16xf32>, %a4: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{?}, {"w"}]>}) -> (tensor<12xf32>) {
+    %v2 = stablehlo.concatenate %a2, %a4, dim = 0 : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<12x16xf32>
+    %v5 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %v6 = stablehlo.reduce(%v2 init: %v5) applies stablehlo.add across dimensions = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}]>]>} : (tensor<12x16xf32>, tensor<f32>) -> tensor<12xf32>
+    return %v6 : tensor<12xf32>
+  }
+}
+"""
+
 # Fuzz finding 12-76-1, shrunk: an unreduced argument gets two all-reduces over "z".
 UNREDUCED_TWICE = """
 module {
@@ -156,6 +182,7 @@ module {
 }
 """
 
+
 def _sub(name: str, pre: int, size: int) -> AxisRef:
     return AxisRef(name, SubAxisInfo(pre, size))
 
@@ -179,6 +206,8 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
         (UPDATE_FROM_SHARDS, "updates 4 of the 8 elements of dimension 0, which its update"),
         (RESHAPE_UNFACTORED, "'stablehlo.reshape' result dimension 0 is sharded on"),
         (STRIDED_SLICE, "'stablehlo.slice' takes elements at stride 3 along dimension 0"),
+        (TWO_DEVICE_ORDERS, "'stablehlo.broadcast_in_dim' reads a value sharded on the mesh"),
+        (REDUCE_ACROSS_MESHES, "'stablehlo.reduce' reads a value sharded on the mesh"),
         (UNREDUCED_TWICE, "'sdy.all_reduce' over \\['z'\\] sums a value"),
     ],
 )
@@ -197,7 +226,7 @@ def test_centred_sub_axis_still_partitions_and_checks_equal(executor) -> None:
 
 
 def test_slice_across_meshes_is_an_error_not_a_crash() -> None:
-    with pytest.raises(ShardwiseError, match="names axis \"y\""):
+    with pytest.raises(ShardwiseError, match='names axis "y"'):
         partition(load_text(SLICE_ACROSS_MESHES, "f.mlir"))
 
 

@@ -25,7 +25,11 @@ differ.
    divide (0:4:3 over 2 shards of 2): each device slices its shard from its own start, so
    every shard after the first picks the wrong elements.
 
-6. Device offsets along a skewed sub-axis.
+6. An op reading a value sharded on another mesh than its result's (other axes or another
+   device order): explicit reshards find no common mesh and move no data, so each device
+   computes on a piece of the other layout (a missing all-reduce, or another's piece).
+
+7. Device offsets along a skewed sub-axis.
 
 The reference's `getShardIndex` reads a sub-axis ``"x":(p)s`` of an axis of size X as the
 digit ``(coord_x // p) % s``. By Shardy's definition (the axis reshaped as ``[p, s, X/(p*s)]``,
@@ -73,6 +77,7 @@ def check_wrong_conversions(module: Module) -> None:
 
     meshes = module.meshes()
     for op in module.walk():
+        _check_device_orders(op, meshes)
         if op.name == "stablehlo.reverse":
             _check_reverse(op, get_sharding(op.results[0]))
         if op.name == "stablehlo.dynamic_update_slice":
@@ -188,7 +193,9 @@ def _check_reshape(op: Op, sharding: TensorSharding | None) -> None:
             )
 
 
-def _check_strided_slice(op: Op, sharding: TensorSharding | None, meshes: dict[str, object]) -> None:
+def _check_strided_slice(
+    op: Op, sharding: TensorSharding | None, meshes: dict[str, object]
+) -> None:
     from shardwise.rules.stablehlo_attrs import parse_i64_array
 
     operand = op.operands[0].type
@@ -216,3 +223,35 @@ def _check_strided_slice(op: Op, sharding: TensorSharding | None, meshes: dict[s
                 "sdy.sharding_constraint)",
                 op.location,
             )
+
+
+def _mesh(sharding: TensorSharding | None, meshes: dict[str, object]) -> Mesh | None:
+    if sharding is None:
+        return None
+    ref = sharding.mesh_or_ref
+    mesh = ref if isinstance(ref, Mesh) else meshes.get(str(ref).lstrip("@"))
+    return mesh if isinstance(mesh, Mesh) else None
+
+
+def _check_device_orders(op: Op, meshes: dict[str, object]) -> None:
+    """An op whose operand is sharded on another mesh than its result's (other axes, or
+    another device order): explicit reshards find no common mesh and leave it as it is."""
+    from shardwise.sdy.shardings import get_sharding
+
+    if not op.results or op.name.startswith(("func.", "sdy.")):
+        return
+    out = _mesh(get_sharding(op.results[0]), meshes)
+    if out is None or not out.axes:
+        return
+    for value in op.operands:
+        sharding = get_sharding(value)
+        mesh = _mesh(sharding, meshes)
+        if sharding is None or sharding.is_fully_replicated or mesh is None or mesh == out:
+            continue
+        raise ShardwiseError(
+            f"'{op.name}' reads a value sharded on the mesh {mesh} and writes one on the mesh "
+            f"{out}: jaxlib 0.10.2's explicit reshards find no common mesh and leave the op "
+            "as it is, so each device computes on a piece of the other mesh's layout (a "
+            "wrong program); put both on one mesh",
+            op.location,
+        )
