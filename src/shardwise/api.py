@@ -99,11 +99,13 @@ class ShardedModule:
         seed: int = 0,
         devices: int | None = None,
         executor: Any = None,
+        against_xla: bool = False,
     ) -> Any:
         """Run the per-device program on simulated devices and this one on one; compare.
 
         `partitioned` defaults to `self.partition()`. Returns a `shardwise.check.CheckResult`
-        (``.equal``, per-result errors, the first diverging op); see docs/check.md.
+        (``.equal``, per-result errors, the first diverging op); `against_xla` also compares
+        XLA's own partitioning (``.xla_equal``); see docs/check.md.
         """
         from shardwise.check import check
 
@@ -118,6 +120,7 @@ class ShardedModule:
             executor=executor,
             global_name=name,
             local_name=f"{name} (partitioned)",
+            against_xla=against_xla,
         )
 
     # -- explanations -----------------------------------------------------------------------

@@ -116,6 +116,13 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
             _step(2, reshard_to_collectives, module)
     if like_shardy:
         _step(5, _check_before_conversion, module)
+    else:
+        # What the fallback leaves that the conversion would still get wrong (a reduce from
+        # an init that is not its identity, unreduced values summed twice, reshapes that do not factor, operands on another
+        # mesh or device order: `export/wrong_conversions.py`, found by `fuzz --check`).
+        from shardwise.export.wrong_conversions import check_wrong_conversions
+
+        _step(5, lambda m: check_wrong_conversions(m, sub_axes=False), module)
     options = ConversionOptions(beyond_reference=not like_shardy)
     _step(5, lambda m: convert(m, options), module)
 
@@ -143,6 +150,7 @@ def _check_before_conversion(module: Module) -> None:
     others all compute right ones.
     """
     from shardwise.export.convert_global_to_local.fallback import reject_wrong_conversions
+    from shardwise.export.wrong_conversions import check_wrong_conversions
     from shardwise.rules.stablehlo_attrs import parse_i64_array
     from shardwise.sdy.shardings import get_sharding
 
@@ -169,6 +177,7 @@ def _check_before_conversion(module: Module) -> None:
                     "replicate it before the pad",
                     op.location,
                 )
+    check_wrong_conversions(module)  # sharded reverses and updates, skewed sub-axes
 
 
 def _check_permute(op: Op, source: TensorSharding | None, target: TensorSharding | None) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 import shardwise
 from shardwise import cli
-from shardwise.check.cli import EXIT_CANNOT_RUN, EXIT_EQUAL
+from shardwise.check.cli import EXIT_EQUAL
 from shardwise.errors import ShardwiseError
 from shardwise.io.reference import run_pass
 from shardwise.partition import reference_chain
@@ -23,9 +23,10 @@ from tests.differential.partition_programs import CORPUS_PARTITIONED, HAND
 
 _DATA = Path(__file__).parent.parent / "models" / "data"
 
-# The checker cannot run a program with a manual computation unsharded yet (exit 2).
-CANNOT_RUN = {"shard_map_collectives.mlir"}
-CHECKED_EQUAL = [n for n in CORPUS_PARTITIONED if n not in CANNOT_RUN]
+# A program with a manual computation has no unsharded meaning: its reference is XLA's own
+# partitioning of the annotated program (check/xla_spmd.py).
+XLA_REFERENCE = {"shard_map_collectives.mlir"}
+CHECKED_EQUAL = list(CORPUS_PARTITIONED)
 HAND_EQUAL = ["matmul_tp", "mlp_dp", "elementwise_layouts", "pad_elementwise"]
 HAND_EQUAL += ["reduce_scatter", "dot_resharded", "permute_whole_axes"]
 
@@ -41,13 +42,7 @@ def test_corpus_model_checks_equal(executor, name, capsys) -> None:
     status, out = _check_cli(_DATA / name, capsys)
     assert status == EXIT_EQUAL, out
     assert "(partitioned by shardwise)" in out and ": EQUAL" in out
-
-
-def test_manual_computation_cannot_be_checked_yet(executor, capsys) -> None:
-    (name,) = CANNOT_RUN
-    status, out = _check_cli(_DATA / name, capsys)
-    assert status == EXIT_CANNOT_RUN
-    assert "'sdy.manual_computation'" in out and "EQUAL" not in out
+    assert ("reference: XLA's own SPMD partitioning" in out) == (name in XLA_REFERENCE)
 
 
 @pytest.mark.parametrize("name", HAND_EQUAL)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shardwise import ir
-from shardwise.check import programs
+from shardwise.check import programs, xla_spmd
 from shardwise.check.executor import ExecutionError, Executor, shared_executor
 from shardwise.check.localize import Divergence, localize
 from shardwise.check.slicing import assemble, local_shape, split
@@ -64,10 +64,21 @@ class CheckResult:
     seed: int
     results: tuple[ResultCheck, ...]
     divergence: Divergence | None
+    # What the results were compared with: "unsharded" (one device), or "xla" (XLA's own
+    # partitioning of the annotated program, for a program with manual computations).
+    reference: str = "unsharded"
+    # --against xla: XLA's own partitioning vs the unsharded reference, per result.
+    against_xla: tuple[Difference, ...] | None = None
 
     @property
     def equal(self) -> bool:
+        """Whether shardwise's partitioned program matches the reference."""
         return all(r.equal for r in self.results)
+
+    @property
+    def xla_equal(self) -> bool | None:
+        """--against xla: whether XLA's own partitioning matches too (None: not asked)."""
+        return None if self.against_xla is None else all(d.equal for d in self.against_xla)
 
     def __bool__(self) -> bool:
         return self.equal
@@ -78,11 +89,20 @@ class CheckResult:
             f"{self.local_name} vs {self.global_name} on {self.devices} devices "
             f"(seed {self.seed}): {verdict}"
         ]
+        if self.reference == "xla":
+            lines.append(
+                "  reference: XLA's own SPMD partitioning of the annotated program (it has a "
+                "manual or named computation, which has no unsharded meaning)"
+            )
         lines.extend(f"  {r}" for r in self.results)
         if self.divergence is not None:
             lines.append(str(self.divergence))
         elif not self.equal:
             lines.append("no single op could be named (see docs/check.md, localization)")
+        if self.against_xla is not None:
+            verdict = "EQUAL" if self.xla_equal else "DIFFERENT"
+            lines.append(f"XLA's own SPMD partitioning vs {self.global_name}: {verdict}")
+            lines.extend(f"  result {i}: {d}" for i, d in enumerate(self.against_xla))
         return "\n".join(lines)
 
 
@@ -138,6 +158,7 @@ class _Case:
     inputs: tuple[np.ndarray, ...]  # global arrays, one per argument
     local_inputs: tuple[np.ndarray, ...]  # per argument: row p is device id p's piece
     result_shardings: tuple[TensorSharding | None, ...]
+    xla_reference: bool  # the reference is XLA's partitioned run (`xla_spmd`)
 
 
 def check(
@@ -148,11 +169,14 @@ def check(
     executor: Executor | None = None,
     global_name: str = "global.mlir",
     local_name: str = "local.mlir",
+    against_xla: bool = False,
 ) -> CheckResult:
     """Run `local_program` on simulated devices and `global_program` on one; compare results.
 
     Raises `UnsupportedError` when XLA's CPU backend cannot compile or run either program
     (its message names the ops), `VerifyError` when the two programs do not fit together.
+    `against_xla` also runs XLA's own partitioning of `global_program` and compares it with
+    the unsharded reference (`CheckResult.against_xla`).
     """
     gtext, gname = _text_of(global_program, global_name)
     ltext, lname = _text_of(local_program, local_name)
@@ -166,7 +190,14 @@ def check(
     divergence = None
     if not all(c.equal for c in checks):
         divergence = _localize(run, case, checks)
-    return CheckResult(gname, lname, case.mesh.total_size, seed, checks, divergence)
+    versus_xla = None
+    if against_xla and not case.xla_reference:
+        xout = _run_spmd(run, xla_spmd.spmd_program(case.gtext, gname), case)
+        versus_xla = tuple(compare(x, g) for x, g in zip(xout, gout, strict=True))
+    reference = "xla" if case.xla_reference else "unsharded"
+    return CheckResult(
+        gname, lname, case.mesh.total_size, seed, checks, divergence, reference, versus_xla
+    )
 
 
 def _prepare(
@@ -195,20 +226,54 @@ def _prepare(
         for i, (x, s, lt) in enumerate(zip(inputs, arg_shardings, largs, strict=True))
     )
     return _Case(
-        gtext, ltext, gmod, lmod, meshes, mesh, inputs, local_inputs, tuple(result_shardings)
+        gtext,
+        ltext,
+        gmod,
+        lmod,
+        meshes,
+        mesh,
+        inputs,
+        local_inputs,
+        tuple(result_shardings),
+        xla_spmd.needs_xla_reference(gmod),
     )
 
 
 def _run_both(
     run: Executor, case: _Case, intermediates: bool
 ) -> tuple[programs.Program, list[np.ndarray], programs.Program, list[np.ndarray]]:
-    """The reference on one device and the wrapped local program on the mesh's devices."""
-    ref = programs.reference_program(case.gtext, case.gmod.filename, intermediates)
-    gout = _run(run, ref.text, list(case.inputs), 1, case.gmod)
+    """The reference (on one device, or XLA's partitioning) and the wrapped local program on
+    the mesh's devices."""
+    if case.xla_reference:
+        ref = xla_spmd.spmd_program(case.gtext, case.gmod.filename, intermediates)
+        gout = _run_spmd(run, ref, case)
+    else:
+        ref = programs.reference_program(case.gtext, case.gmod.filename, intermediates)
+        gout = _run(run, ref.text, list(case.inputs), 1, case.gmod)
     n = case.mesh.total_size
+    if n == 1:  # XLA does not partition for one device: run the local program as it is
+        wrapped = programs.reference_program(case.ltext, case.lmod.filename, intermediates)
+        rows = [x[0] for x in case.local_inputs]
+        lout = [x[None] for x in _run(run, wrapped.text, rows, 1, case.lmod)]
+        return ref, gout, wrapped, lout
     wrapped = programs.wrap_local(case.ltext, case.lmod.filename, n, intermediates)
     lout = _run(run, wrapped.text, list(case.local_inputs), n, case.lmod)
     return ref, gout, wrapped, lout
+
+
+def _run_spmd(run: Executor, program: programs.Program, case: _Case) -> list[np.ndarray]:
+    """`program` partitioned by XLA itself on the mesh's devices: global arrays out."""
+    shapes = xla_spmd.result_shapes(program)
+    if case.mesh.total_size == 1:
+        raise UnsupportedError(
+            f"{case.gmod.filename}: XLA does not partition a program for a mesh of one device, "
+            "so its manual or named computations cannot run; give the mesh two devices or more",
+            Location(case.gmod.filename),
+        )
+    try:
+        return run.run(program.text, list(case.inputs), case.mesh.total_size, shapes)
+    except ExecutionError as e:
+        raise _unsupported(e, case.gmod) from None
 
 
 def _tensor(type_: ir.Type, func: ir.Op, what: str) -> ir.TensorType:

@@ -1,4 +1,4 @@
-"""``shardwise check IN.mlir [--partitioned LOCAL.mlir] [--seed N] [--devices N]``.
+"""``shardwise check IN.mlir [--partitioned LOCAL.mlir] [--seed N] [--devices N] [--against xla]``.
 
 Exit status: 0 the partitioned program computes what the global one does, 1 it does not (or
 an input is wrong), 2 XLA's CPU backend cannot run one of the programs (the message names
@@ -34,6 +34,12 @@ def build_parser(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--devices", type=int, help="expected device count (default: the mesh's)")
+    p.add_argument(
+        "--against",
+        choices=["xla"],
+        help="xla: also run XLA's own SPMD partitioning of IN.mlir and compare it with the "
+        "unsharded program (exit 1 if either differs)",
+    )
 
 
 def partition(text: str, filename: str) -> tuple[str, str]:
@@ -64,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             devices=args.devices,
             global_name=args.input,
             local_name=local_name,
+            against_xla=getattr(args, "against", None) == "xla",
         )
         bar.update(2, 2, "check")
     except UnsupportedError as e:
@@ -72,4 +79,4 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     bar.close()
     print(result)
-    return EXIT_EQUAL if result.equal else EXIT_DIFFER
+    return EXIT_EQUAL if result.equal and result.xla_equal is not False else EXIT_DIFFER

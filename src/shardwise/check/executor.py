@@ -46,8 +46,17 @@ class Executor:
         self._proc: subprocess.Popen[str] | None = None
         self._dir = tempfile.TemporaryDirectory(prefix="shardwise-check-")
 
-    def run(self, text: str, inputs: list[np.ndarray], devices: int) -> list[np.ndarray]:
-        """Compile `text` for `devices` partitions, run it on `inputs`, return its outputs."""
+    def run(
+        self,
+        text: str,
+        inputs: list[np.ndarray],
+        devices: int,
+        spmd_result_shapes: list[tuple[int, ...]] | None = None,
+    ) -> list[np.ndarray]:
+        """Compile `text` for `devices` partitions, run it on `inputs`, return its outputs.
+
+        With `spmd_result_shapes` XLA partitions `text` by its own shardings: `inputs` and
+        the outputs (of those shapes) are global arrays (see `shardwise.check.worker`)."""
         if devices > self.devices:
             self.close()
             self.devices = devices
@@ -62,6 +71,8 @@ class Executor:
             "dtypes": dtypes,
             "outputs": str(folder / "outputs.npz"),
         }
+        if spmd_result_shapes is not None:
+            request["spmd_result_shapes"] = [list(s) for s in spmd_result_shapes]
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps(request) + "\n")
         proc.stdin.flush()

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shardwise.check.programs import Program
-from shardwise.check.slicing import local_shape, split
+from shardwise.check.slicing import local_shape, split, split_padded
 from shardwise.check.values import Difference, compare
 from shardwise.errors import Location, UnsupportedError
 from shardwise.ir import Op, TensorType, Value
@@ -132,6 +132,8 @@ def pair_ops(glob: Program, local: Program) -> list[tuple[Op, Op, TensorSharding
                 start += 1
             continue
         k = _next_same_name(gops, start, lop)
+        if k is None and lop.name == "stablehlo.pad":
+            continue  # padding for divisibility: read through, like a collective's helpers
         if k is None and start < len(gops):
             # No global op of this name is left: the local op replaced the next one.
             k = start if len(gops[start].results) == len(lop.results) else None
@@ -215,6 +217,11 @@ def _users(value: Value) -> list[Op]:
     return [op for op in value.users if not op.is_terminator]
 
 
+def _ints(attr: object) -> str:
+    text = str(attr)
+    return "[" + text.split(":", 1)[1].strip(" >") + "]" if ":" in text else text
+
+
 def _nearby(op: Op) -> NearbyOp:
     detail = ""
     for key in ("all_gather_dim", "split_dimension", "concat_dimension", "scatter_dimension"):
@@ -222,6 +229,9 @@ def _nearby(op: Op) -> NearbyOp:
             detail += f" {key}={str(op.properties[key]).split(' :')[0]}"
     if op.name == "stablehlo.constant":
         detail = str(op.properties.get("value", "")).split(" :")[0]
+    for key in ("edge_padding_low", "edge_padding_high"):
+        if op.name == "stablehlo.pad" and key in op.properties:
+            detail += f" {key.removeprefix('edge_padding_')}={_ints(op.properties[key])}"
     for key in ("replica_groups", "source_target_pairs"):
         if key in op.properties:
             detail += f" {key}={str(op.properties[key]).split(' :')[0]}"
@@ -250,7 +260,12 @@ def _is_slicing(op: Op) -> bool:
     """Ops a collective is lowered to that decide which piece a device takes."""
     if op.name == "stablehlo.constant":
         return _is_offset_table(op)
-    return op.name in ("stablehlo.dynamic_slice", "stablehlo.slice", "stablehlo.reshape")
+    return op.name in (
+        "stablehlo.dynamic_slice",
+        "stablehlo.slice",
+        "stablehlo.reshape",
+        "stablehlo.pad",
+    )
 
 
 def _is_offset_table(op: Op) -> bool:
@@ -274,16 +289,31 @@ def _compare_site(
     mesh = mesh_of(site.sharding)
     global_value = gout[gi]
     actual = lout[li]
+    if len(site.sharding.dim_shardings) != global_value.ndim:
+        return None  # paired with an op of another rank: nothing to compare
     try:
         shape = local_shape(global_value.shape, site.sharding, mesh)
     except UnsupportedError:
-        return None
+        return _compare_padded(actual, global_value, site.sharding, mesh)
     if actual.shape[1:] != shape:
         devices = tuple(range(actual.shape[0]))
         return Difference(False, float("inf"), float("inf"), 0, 0), devices
     expected = split(global_value, site.sharding, mesh)
     devices = tuple(p for p in range(len(expected)) if not compare(actual[p], expected[p]).equal)
     return compare(actual, expected), devices
+
+
+def _compare_padded(
+    actual: np.ndarray, global_value: np.ndarray, sharding: TensorSharding, mesh: Mesh
+) -> tuple[Difference, tuple[int, ...]] | None:
+    """A value padded for divisibility: its real elements against the global value's."""
+    expected, real = split_padded(global_value, sharding, mesh)
+    if actual.shape != expected.shape:
+        return None
+    devices = tuple(
+        p for p in range(len(expected)) if not compare(actual[p][real[p]], expected[p][real[p]]).equal
+    )
+    return compare(actual[real], expected[real]), devices
 
 
 def localize(

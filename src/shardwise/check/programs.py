@@ -40,7 +40,7 @@ DEVICE_MESH = "shardwise_devices"
 LOCAL_MAIN = "shardwise_local_main"
 
 # `sdy` ops that are identities on the global value: their result is their first operand.
-_IDENTITY_SDY_OPS = frozenset(
+IDENTITY_SDY_OPS = frozenset(
     {
         "sdy.sharding_constraint",
         "sdy.reshard",
@@ -96,7 +96,7 @@ def strip_shardings(module: Module) -> None:
                 f"'{op.name}' in the program: the checker cannot run it unsharded yet",
                 op.location,
             )
-        if op.name in _IDENTITY_SDY_OPS:
+        if op.name in IDENTITY_SDY_OPS:
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
             continue

@@ -23,6 +23,7 @@ __all__ = [
     "local_shape",
     "device_slices",
     "split",
+    "split_padded",
     "assemble",
 ]
 
@@ -93,12 +94,40 @@ def device_slices(
 
 
 def split(array: np.ndarray, sharding: TensorSharding | None, mesh: Mesh) -> np.ndarray:
-    """Every device's piece, stacked: row ``p`` is what device id ``p`` holds."""
+    """Every device's piece, stacked: row ``p`` is what device id ``p`` holds.
+
+    With unreduced axes the global value is the sum of the pieces over those axes: the
+    device at coordinate 0 of every unreduced axis holds the piece, the others zeros."""
     count = mesh.total_size
     if sharding is None:
         return np.stack([array] * count)
     pieces = [array[device_slices(array.shape, sharding, mesh, p)] for p in range(count)]
+    for p in range(count):
+        if _off_unreduced(sharding, mesh, p):
+            pieces[p] = np.zeros_like(pieces[p])
     return np.stack(pieces)
+
+
+def _off_unreduced(sharding: TensorSharding, mesh: Mesh, device_id: int) -> bool:
+    """Whether `device_id` is not at coordinate 0 of some unreduced axis of `sharding`."""
+    if not sharding.unreduced_axes:
+        return False
+    coords = device_coords(mesh, device_id)
+    return any(_axis_index(a, coords, mesh) != 0 for a in sharding.unreduced_axes)
+
+
+def split_padded(
+    array: np.ndarray, sharding: TensorSharding, mesh: Mesh
+) -> tuple[np.ndarray, np.ndarray]:
+    """`split` of `array` padded at the high end of each dim its shards do not divide (as
+    Shardy pads), and which elements of each piece are real (the others are padding)."""
+    padded = []
+    for dim, size in zip(sharding.dim_shardings, array.shape, strict=True):
+        n = _shard_count(dim.axes, mesh)
+        padded.append(-(-size // n) * n)
+    widths = [(0, p - size) for p, size in zip(padded, array.shape, strict=True)]
+    real = np.pad(np.ones(array.shape, dtype=bool), widths)
+    return split(np.pad(array, widths), sharding, mesh), split(real, sharding, mesh)
 
 
 def assemble(
@@ -108,6 +137,11 @@ def assemble(
     earlier replica of the same slice (those are reported, not silently dropped)."""
     if sharding is None:
         return stacked[0], [p for p in range(len(stacked)) if not _same(stacked[p], stacked[0])]
+    if sharding.unreduced_axes:
+        raise UnsupportedError(
+            f"a result with unreduced axes, {sharding}: the checker does not sum partial "
+            "results; reduce them (an all-reduce) before returning"
+        )
     out = np.zeros(shape, dtype=stacked.dtype)
     written = np.zeros(shape, dtype=bool)
     disagree = []

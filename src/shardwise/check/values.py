@@ -36,6 +36,7 @@ _DTYPES = {
 # Per float dtype: a few hundred ulps, since a partitioned sum of k terms can differ from the
 # sequential one by about k ulps of the largest partial sum.
 RTOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+ABS_FLOOR = 1e-2  # times rtol: the absolute error always allowed (inputs are of scale 1)
 
 # Integers stay small (products and sums do not overflow in the shapes one checks, and the
 # values are valid indices into any dimension of size >= 4 — XLA clamps larger ones anyway).
@@ -100,7 +101,9 @@ def _compare_floats(a: np.ndarray, e: np.ndarray, expected: np.ndarray) -> Diffe
     same_special = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
     # A NaN or infinity where the other side has none is an infinite error.
     err = np.where(same_special, 0.0, np.nan_to_num(np.abs(a - e), nan=np.inf))
-    bad = ~(err <= rtol * (np.where(finite, mag, 0.0) + scale))
+    # The floor rtol * ABS_FLOOR: a value that cancels to zero (x - x with x computed twice,
+    # differently fused) keeps rounding noise of the inputs' scale (about 1), not its own.
+    bad = ~(err <= rtol * (np.where(finite, mag, 0.0) + scale + ABS_FLOOR))
     return _difference(bad, err, mag)
 
 

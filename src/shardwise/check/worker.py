@@ -8,7 +8,9 @@ why this runs in its own process). Protocol: one JSON request per stdin line,
 one JSON reply per stdout line, ``{"ok": true, "dtypes": [...]}`` or
 ``{"ok": false, "stage": "compile"|"run", "error": text}`` (arrays: `save_arrays`).
 
-Programs with ``devices == 1`` run as they are on one device. Programs for n > 1 devices must
+Programs with ``devices == 1`` run as they are on one device. A request with
+``"spmd_result_shapes"`` is a program XLA partitions itself (its own shardings): global arrays
+in, global arrays out (`_run_spmd`). Programs for n > 1 devices must
 take and return arrays whose leading dimension has size n and is sharded over all n devices
 (the form `shardwise.check.programs.wrap_local` builds): row p of an input is placed on
 partition p, and row p of an output is read back from partition p.
@@ -97,6 +99,53 @@ def _run(executable: Any, inputs: list[np.ndarray], devices: list[Any]) -> list[
     return outputs
 
 
+def _run_spmd(
+    executable: Any, inputs: list[np.ndarray], devices: list[Any], shapes: list[list[int]]
+) -> list[np.ndarray]:
+    """Run a program XLA partitioned itself: global arrays in and out, each argument placed by
+    the sharding XLA chose for it, each result put back together from its devices' pieces."""
+    import jax
+    from jax._src import op_shardings
+    from jax._src.lib import xla_client as xc
+    from jax._src.sharding_impls import GSPMDSharding
+
+    n = len(devices)
+    args = []
+    for array, proto in zip(inputs, executable.get_parameter_shardings(), strict=True):
+        op = xc.HloSharding.from_proto(proto)
+        if str(op) == "{unreduced}":  # partial values: device 0 holds it, the others zeros
+            pieces = [jax.device_put(array if p == 0 else np.zeros_like(array), d)
+                      for p, d in enumerate(devices)]  # fmt: skip
+            sharding = GSPMDSharding(tuple(devices), op)
+            args.append(jax.make_array_from_single_device_arrays(array.shape, sharding, pieces))
+            continue
+        indices = op_shardings.op_sharding_to_indices(op, array.shape, n)
+        pieces = [jax.device_put(array[i], d) for i, d in zip(indices, devices, strict=True)]
+        sharding = GSPMDSharding(tuple(devices), op)
+        args.append(jax.make_array_from_single_device_arrays(array.shape, sharding, pieces))
+    results = executable.execute_sharded(args).disassemble_into_single_device_arrays()
+    position = {d.id: p for p, d in enumerate(devices)}
+    outputs = []
+    for per_device, proto, shape in zip(
+        results, executable.get_output_shardings(), shapes, strict=True
+    ):
+        op = xc.HloSharding.from_proto(proto)
+        if str(op) == "{unreduced}":  # partial values: their sum
+            outputs.append(np.sum(np.stack([np.asarray(x) for x in per_device]), axis=0))
+            continue
+        indices = op_shardings.op_sharding_to_indices(op, tuple(shape), n)
+        out: np.ndarray | None = None
+        for shard in per_device:
+            (device,) = shard.devices()
+            piece = np.asarray(shard)
+            if out is None:
+                out = np.zeros(tuple(shape), piece.dtype)
+            out[indices[position[device.id]]] = piece
+        assert out is not None
+        outputs.append(out)
+    return outputs
+
+
 def serve(stdin: Any, stdout: Any) -> None:
     """Answer requests until stdin closes."""
     for line in stdin:
@@ -120,9 +169,13 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "stage": "compile", "error": str(e)}
     inputs = load_arrays(request["inputs"], request["dtypes"])
     try:
-        outputs = _run(executable, inputs, devices)
+        shapes = request.get("spmd_result_shapes")
+        if shapes is not None:
+            outputs = _run_spmd(executable, inputs, devices, shapes)
+        else:
+            outputs = _run(executable, inputs, devices)
     except Exception as e:  # noqa: BLE001
-        return {"ok": False, "stage": "run", "error": str(e)}
+        return {"ok": False, "stage": "run", "error": f"{type(e).__name__}: {e}"}
     return {"ok": True, "dtypes": save_arrays(request["outputs"], outputs)}
 
 

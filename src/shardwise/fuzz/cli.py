@@ -33,6 +33,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1)")
     parser.add_argument("--no-shrink", action="store_true", help="save divergences unshrunk")
     parser.add_argument(
+        "--check",
+        action="store_true",
+        help="partition each module with shardwise and run `shardwise check` on it instead of "
+        "comparing passes with Shardy (fuzz/check_campaign.py)",
+    )
+    parser.add_argument(
         "--progress", action="store_true", help="progress bar on stderr (default: on a terminal)"
     )
     return parser
@@ -72,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # Imported here: the generator and the process pool cost every `shardwise` command ~50 ms
     # of start-up otherwise.
+    if getattr(args, "check", False):
+        return _run_check(args)
     from shardwise.fuzz.runner import PASS_NAMES, run_campaign
 
     report = run_campaign(
@@ -85,6 +93,24 @@ def run(args: argparse.Namespace) -> int:
     )
     print(report.summary())
     return 1 if report.divergences else 0
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    """``--check``: 0 when no module failed (skips and cannot-run are not failures)."""
+    from shardwise.fuzz.check_campaign import CheckCampaign, run_check_campaign
+
+    def lines(report: CheckCampaign) -> None:
+        print(f"[{report.seconds:6.1f}s] {report.summary().splitlines()[1].strip()}",
+              file=sys.stderr, flush=True)  # fmt: skip
+
+    if args.jobs != 1 or args.passes:
+        print("shardwise fuzz: error: --check runs one process and no --pass", file=sys.stderr)
+        return 2
+    report = run_check_campaign(
+        args.seed, args.count, out=args.out, shrink=not args.no_shrink, progress=lines
+    )
+    print(report.summary())
+    return 1 if report.failures else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,10 +79,16 @@ def _is_legal(reshard: Op, meshes: _Meshes, keep_redundant_reshards: bool) -> bo
     return in_sharding is not None and not _equivalent_on_mesh(in_sharding, out_sharding, meshes)
 
 
-def _convert(reshard: Op, value: Value, meshes: _Meshes) -> Value:
-    """`ReshardPattern::matchAndRewrite`: the value replacing `reshard` (input `value`)."""
+def _convert(
+    reshard: Op, value: Value, meshes: _Meshes, replacements: dict[Value, Value]
+) -> Value:
+    """`ReshardPattern::matchAndRewrite`: the value replacing `reshard` (input `value`).
+
+    A barrier bypassed may read an earlier reshard, already converted: its replacement is
+    the input then (Shardy's rewriter has replaced that reshard's uses by this time)."""
     out_sharding: TensorSharding = reshard.properties["sharding"]
     bypassed = _bypass_barriers(value)
+    bypassed = replacements.get(bypassed, bypassed)
     in_sharding = get_sharding(bypassed)
     if in_sharding is None:
         in_sharding = TensorSharding.fully_open(out_sharding.mesh_or_ref, value.type.rank)
@@ -105,7 +111,7 @@ def _convert_func(func: Op, meshes: _Meshes, keep_redundant_reshards: bool) -> N
         if _is_legal(op, meshes, keep_redundant_reshards):
             continue
         operand = op.operands[0]
-        value = _convert(op, replacements.get(operand, operand), meshes)
+        value = _convert(op, replacements.get(operand, operand), meshes, replacements)
         replacements[op.results[0]] = value
         converted.append((op, value))
     for op, value in converted:

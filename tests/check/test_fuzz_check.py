@@ -1,0 +1,384 @@
+"""`shardwise fuzz --check` (fuzz/check_campaign.py) and what its first campaigns found.
+
+- Offsets along a skewed sub-axis: jaxlib 0.10.2's global-to-local reads ``"x":(p)s`` as the
+  digit ``(coord // p) % s``; Shardy's definition (and XLA's) is ``(coord // (|x|/(p*s))) % s``.
+  The reference's own chain makes programs that XLA computes wrongly; `partition` now rejects
+  them (`export/wrong_conversions.py`). A centred sub-axis, where both readings agree, still
+  partitions and runs EQUAL.
+- A reverse along a sharded dim: reversed in place on each device (fuzz findings 11-5-4,
+  11-82-0); rejected too.
+- A dynamic_update_slice into a sharded dim: each shard updated at the global indices
+  (11-26-0); rejected.
+- A slice whose operand is sharded on another mesh made padding raise a KeyError.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardwise import cli
+from shardwise.axis import AxisRef, SubAxisInfo
+from shardwise.check import check
+from shardwise.errors import ShardwiseError
+from shardwise.export.wrong_conversions import skewed
+from shardwise.fuzz.check_campaign import OUTCOMES, check_module, run_check_campaign
+from shardwise.io.mlir import load_text, write_text
+from shardwise.io.reference import run_pass
+from shardwise.mesh import Mesh, MeshAxis
+from shardwise.partition import partition, reference_chain
+
+# Fuzz finding 7-1-3, shrunk: an all-slice along "x":(4)2 of x=8 (the minor bit).
+ALL_SLICE_MINOR = """
+module {
+  sdy.mesh @mesh = <["x"=8]>
+  func.func @main(%a0: tensor<4x16x8xf32>) -> (tensor<8x4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {"x":(4)2, ?}]>}) {
+    %v1 = stablehlo.transpose %a0, dims = [2, 0, 1] : (tensor<4x16x8xf32>) -> tensor<8x4x16xf32>
+    return %v1 : tensor<8x4x16xf32>
+  }
+}
+"""
+
+# Fuzz finding 7-18-4, shrunk: an all-slice along "w":(1)2 of w=4 (the major half).
+ALL_SLICE_MAJOR = """
+module {
+  sdy.mesh @mesh = <["w"=4]>
+  func.func @main(%a1: tensor<16x4x16xf32>, %a2: tensor<f32>) -> (tensor<4xf32>) {
+    %v0 = stablehlo.transpose %a1, dims = [0, 2, 1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"w":(1)2, ?}, {}, {?}]>]>} : (tensor<16x4x16xf32>) -> tensor<16x16x4xf32>
+    %v2 = stablehlo.reduce(%v0 init: %a2) applies stablehlo.add across dimensions = [0, 1] : (tensor<16x16x4xf32>, tensor<f32>) -> tensor<4xf32>
+    return %v2 : tensor<4xf32>
+  }
+}
+"""
+
+# The centred sub-axis "x":(2)2 of x=8: both readings agree.
+ALL_SLICE_CENTRED = ALL_SLICE_MINOR.replace('"x":(4)2', '"x":(2)2')
+
+# Fuzz finding 7-31-4, shrunk further: a slice of a value sharded on @mesh2 whose result is
+# on @mesh (padding looked the operand's axis "y" up in @mesh).
+SLICE_ACROSS_MESHES = """
+module {
+  sdy.mesh @mesh = <["z"=8]>
+  sdy.mesh @mesh2 = <["y"=2]>
+  func.func @main(%a: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"y"}, {}]>}) -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"z"}]>}) {
+    %v = stablehlo.slice %a [0:6:3, 0:8:2] : (tensor<6x8xf32>) -> tensor<2x4xf32>
+    return %v : tensor<2x4xf32>
+  }
+}
+"""
+
+
+# Fuzz finding 11-5-4, shrunk.
+REVERSE_SHARDED = """
+module {
+  sdy.mesh @mesh = <["z"=2]>
+  func.func @main(%a1: tensor<16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"z"}, {}]>}) -> (tensor<16x2xf32>) {
+    %v3 = stablehlo.reverse %a1, dims = [0, 1] : tensor<16x2xf32>
+    return %v3 : tensor<16x2xf32>
+  }
+}
+"""
+
+
+# Fuzz finding 11-26-0, shrunk.
+UPDATE_SHARDED = """
+module {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a2: tensor<4x2xf32>, %a4: tensor<i32>, %a5: tensor<4x6xf32>) -> (tensor<4x6xf32>) {
+    %v9 = stablehlo.dynamic_update_slice %a5, %a2, %a4, %a4 : (tensor<4x6xf32>, tensor<4x2xf32>, tensor<i32>, tensor<i32>) -> tensor<4x6xf32>
+    %v10 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x", ?}]>]>} %v9 : tensor<4x6xf32>
+    return %v10 : tensor<4x6xf32>
+  }
+}
+"""
+
+
+# Fuzz finding 13-36-20: the update sharded, the operand not.
+UPDATE_FROM_SHARDS = """
+module {
+  sdy.mesh @mesh = <["w"=2]>
+  func.func @main(%a0: tensor<8xf32>, %a2: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", ?}]>}) -> (tensor<8xf32>) {
+    %v10 = stablehlo.constant dense<0> : tensor<i32>
+    %v11 = stablehlo.dynamic_update_slice %a0, %a2, %v10 : (tensor<8xf32>, tensor<4xf32>, tensor<i32>) -> tensor<8xf32>
+    return %v11 : tensor<8xf32>
+  }
+}
+"""
+
+# Fuzz finding 2020-313-0: a reshape that does not factor, its result sharded.
+RESHAPE_UNFACTORED = """
+module {
+  sdy.mesh @mesh = <["z"=2]>
+  func.func @main(%a0: tensor<3x32xf32>) -> (tensor<4x24xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"z"}]>}) {
+    %v3 = stablehlo.reshape %a0 : (tensor<3x32xf32>) -> tensor<4x24xf32>
+    return %v3 : tensor<4x24xf32>
+  }
+}
+"""
+
+# Fuzz finding 2021-365-7: a strided slice along a sharded dim.
+STRIDED_SLICE = """
+module {
+  sdy.mesh @mesh = <["w"=2]>
+  func.func @main(%a0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", ?}, {}]>}) -> (tensor<2x2xf32>) {
+    %v2 = stablehlo.slice %a0 [0:4:3, 0:4:2] : (tensor<4x8xf32>) -> tensor<2x2xf32>
+    return %v2 : tensor<2x2xf32>
+  }
+}
+"""
+
+# Fuzz finding 2022-171-3: the operand on a mesh with device_ids, the result on an iota mesh.
+TWO_DEVICE_ORDERS = """
+module {
+  sdy.mesh @mesh = <["x"=4], device_ids=[2, 3, 1, 0]>
+  sdy.mesh @mesh2 = <["z"=4]>
+  func.func @main(%a0: tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}]>}) -> (tensor<8x2x1x32xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"z"}, {}, {}, {?}]>}) {
+    %v0 = stablehlo.broadcast_in_dim %a0, dims = [0, 3] : (tensor<8x32xf32>) -> tensor<8x2x1x32xf32>
+    return %v0 : tensor<8x2x1x32xf32>
+  }
+}
+"""
+
+# Fuzz finding 2022-297-5: a reduce over a dim sharded on @mesh2, its result on @mesh.
+REDUCE_ACROSS_MESHES = """
+module {
+  sdy.mesh @mesh = <["y"=4]>
+  sdy.mesh @mesh2 = <["w"=4]>
+  func.func @main(%a2: tensor<8x16xf32>, %a4: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{?}, {"w"}]>}) -> (tensor<12xf32>) {
+    %v2 = stablehlo.concatenate %a2, %a4, dim = 0 : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<12x16xf32>
+    %v5 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %v6 = stablehlo.reduce(%v2 init: %v5) applies stablehlo.add across dimensions = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}]>]>} : (tensor<12x16xf32>, tensor<f32>) -> tensor<12xf32>
+    return %v6 : tensor<12xf32>
+  }
+}
+"""
+
+# Fuzz finding 12-76-1, shrunk: an unreduced argument gets two all-reduces over "z".
+UNREDUCED_TWICE = """
+module {
+  sdy.mesh @mesh = <["z"=4]>
+  func.func @main(%a1: tensor<4x8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {?}], unreduced={"z"}>}, %a2: tensor<4x4x2xf32>) -> (tensor<4x1xf32>) {
+    %v0 = stablehlo.dot_general %a1, %a2, contracting_dims = [0, 2] x [1, 2] : (tensor<4x8x2xf32>, tensor<4x4x2xf32>) -> tensor<8x4xf32>
+    %v4 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %v5 = stablehlo.reduce(%v0 init: %v4) applies stablehlo.add across dimensions = [0] : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %v14 = stablehlo.reshape %v5 : (tensor<4xf32>) -> tensor<4x1xf32>
+    return %v14 : tensor<4x1xf32>
+  }
+}
+"""
+
+# Fuzz finding 12-25-12: a reshard reading a barrier of an earlier reshard; converting both
+# made ours erase a reshard that still had a use (AssertionError), where Shardy's rewriter has
+# rewired it. Now the chain stops where the reference does, at the barrier.
+RESHARD_THROUGH_BARRIER = """
+module {
+  sdy.mesh @mesh = <["y"=4]>
+  func.func @main(%a6: tensor<4x8x2xf32>, %a7: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> (tensor<4x8x2xf32>) {
+    %v12 = sdy.sharding_constraint %a6 <@mesh, [{}, {"y"}, {}]> : tensor<4x8x2xf32>
+    %v14 = stablehlo.dot_general %v12, %a7, batching_dims = [0] x [0], contracting_dims = [] x [] : (tensor<4x8x2xf32>, tensor<4xf32>) -> tensor<4x8x2xf32>
+    %v16 = sdy.propagation_barrier %v14 allowed_direction=BACKWARD : tensor<4x8x2xf32>
+    %v17 = sdy.sharding_constraint %v16 <@mesh, [{"y", ?}, {}, {?}]> : tensor<4x8x2xf32>
+    return %v17 : tensor<4x8x2xf32>
+  }
+}
+"""
+
+
+def _sub(name: str, pre: int, size: int) -> AxisRef:
+    return AxisRef(name, SubAxisInfo(pre, size))
+
+
+@pytest.mark.parametrize(
+    ("axis_size", "pre", "size", "expected"),
+    [(8, 4, 2, True), (8, 1, 2, True), (8, 2, 2, False), (4, 1, 2, True), (16, 2, 4, False)],
+)
+def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
+    mesh = Mesh((MeshAxis("x", axis_size),))
+    assert skewed(_sub("x", pre, size), mesh) is expected
+
+
+# The default mode's fallback replicates the dim these ops work along, so it converts them
+# right where the reference (and `--like-shardy`) cannot.
+CONVERTED_RIGHT_BY_DEFAULT = {ALL_SLICE_MINOR, REVERSE_SHARDED, UPDATE_SHARDED, STRIDED_SLICE}
+# What the default mode rejects instead: that program's sub-axis offsets are right there, but
+# its reduce starts from an argument, not the identity, and the all-reduce adds it per device.
+DEFAULT_MESSAGE = {ALL_SLICE_MAJOR: "not the identity of its reduction"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (ALL_SLICE_MINOR, "'sdy.all_slice'.*sub-axis"),
+        (ALL_SLICE_MAJOR, "'sdy.all_slice'.*sub-axis"),
+        (REVERSE_SHARDED, "'stablehlo.reverse' reverses dimension 0"),
+        (UPDATE_SHARDED, "'stablehlo.dynamic_update_slice' updates 2 of the 6"),
+        (UPDATE_FROM_SHARDS, "updates 4 of the 8 elements of dimension 0, which its update"),
+        (RESHAPE_UNFACTORED, "'stablehlo.reshape' result dimension 0 is sharded on"),
+        (STRIDED_SLICE, "'stablehlo.slice' takes elements at stride 3 along dimension 0"),
+        (TWO_DEVICE_ORDERS, "'stablehlo.broadcast_in_dim' reads a value sharded on the mesh"),
+        (REDUCE_ACROSS_MESHES, "'stablehlo.reduce' reads a value sharded on the mesh"),
+        (UNREDUCED_TWICE, "'sdy.all_reduce' over \\['z'\\] sums a value"),
+    ],
+)
+def test_reference_chain_is_wrong_and_partition_rejects_it(executor, text, message) -> None:
+    """`--like-shardy` rejects the program the reference gets wrong; the default mode either
+    converts it right (the fallback replicates the dim) or rejects it too, never wrong."""
+    local = run_pass(text, reference_chain())
+    assert not check(text, local, executor=executor).equal
+    with pytest.raises(ShardwiseError, match="wrong program|" + message):
+        partition(load_text(text, "f.mlir"), like_shardy=True)
+    if text in CONVERTED_RIGHT_BY_DEFAULT:
+        module = load_text(text, "f.mlir")
+        partition(module)
+        assert check(text, write_text(module), executor=executor).equal
+        assert check_module(text).kind == "equal"
+    else:
+        with pytest.raises(ShardwiseError, match=DEFAULT_MESSAGE.get(text, message)):
+            partition(load_text(text, "f.mlir"))
+        assert check_module(text).kind == "skipped-by-partition"
+
+
+def test_centred_sub_axis_still_partitions_and_checks_equal(executor) -> None:
+    module = load_text(ALL_SLICE_CENTRED, "f.mlir")
+    partition(module)
+    assert check_module(ALL_SLICE_CENTRED).kind == "equal"
+
+
+def test_slice_across_meshes_is_an_error_not_a_crash() -> None:
+    with pytest.raises(ShardwiseError, match="cannot be padded without communication"):
+        partition(load_text(SLICE_ACROSS_MESHES, "f.mlir"))
+
+
+def test_campaign_counts_every_module(executor) -> None:
+    report = run_check_campaign(7, 6)
+    assert report.modules == 6 and sum(report.counts.values()) == 6
+    assert set(report.counts) == set(OUTCOMES)
+    assert report.counts["equal"] >= 1
+    assert not report.failures, report.summary()
+
+
+def test_cli_fuzz_check(executor, capsys) -> None:
+    assert cli.main(["fuzz", "--check", "--seed", "3", "--count", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "modules: 2" in out and "failure 0" in out
+
+
+def test_reshard_through_a_barrier_stops_like_the_reference() -> None:
+    from shardwise.partition import STEPS
+
+    module = load_text(RESHARD_THROUGH_BARRIER, "-")
+    with pytest.raises(ShardwiseError, match="'sdy.propagation_barrier'"):
+        partition(module)
+    local = run_pass(RESHARD_THROUGH_BARRIER, list(STEPS[:3]))
+    from shardwise.export.explicit_reshards.insert_explicit_reshards import (
+        insert_explicit_reshards,
+    )
+    from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
+    from shardwise.io.mlir import write_text
+    from shardwise.propagation.propagation_pipeline import propagation_pipeline
+
+    ours = load_text(RESHARD_THROUGH_BARRIER, "-")
+    propagation_pipeline(ours)
+    insert_explicit_reshards(ours, enable_full_version=True)
+    reshard_to_collectives(ours)
+    assert write_text(ours) == local
+
+
+def test_unreduced_argument_is_split_into_partial_sums() -> None:
+    # Every unreduced argument gets the double all-reduce above, so no partitioned program
+    # runs one; the split itself: the pieces over "z" sum to the value.
+    import numpy as np
+
+    from shardwise.check.slicing import split
+    from shardwise.syntax import parse_tensor_sharding
+
+    mesh = Mesh((MeshAxis("x", 2), MeshAxis("z", 4)))
+    sharding = parse_tensor_sharding('#sdy.sharding<@mesh, [{"x"}], unreduced={"z"}>')
+    value = np.arange(8.0)
+    pieces = split(value, sharding, mesh)
+    assert pieces.shape == (8, 4)
+    np.testing.assert_array_equal(pieces[0:4].sum(axis=0), value[:4])
+    np.testing.assert_array_equal(pieces[4:8].sum(axis=0), value[4:])
+    assert (pieces[1:4] == 0).all() and (pieces[0] == value[:4]).all()
+
+
+def test_a_partitioned_program_that_does_not_verify_is_skipped_not_checked() -> None:
+    # Fuzz module 13-26-9: a dot on @mesh2 reading values on @mesh; the reference's chain
+    # stops with "inferred shape '[8, 6]' is incompatible with return type", ours writes the
+    # program and MLIR's verifier rejects it when it is read back (or, where the writer
+    # verifies its output as under the tests, when it is written).
+    from shardwise.fuzz.generator import generate_program
+    from shardwise.fuzz.program import print_program
+
+    text = print_program(generate_program("13-26-9", conformance_extras=False))
+    outcome = check_module(text)
+    assert outcome.kind == "skipped-by-partition"
+    assert "inferred shape '[8, 6]' is incompatible" in outcome.reason
+
+
+def test_reshards_in_a_manual_body_are_dropped_for_xla(executor) -> None:
+    # Fuzz module 13-58-35: an sdy.reshard in a manual computation's body made XLA's own
+    # partitioning (the reference of such a program) fail with "unknown mesh: @mesh".
+    from shardwise.check.xla_spmd import spmd_program
+    from shardwise.fuzz.generator import generate_program
+    from shardwise.fuzz.program import print_program
+
+    text = print_program(generate_program("13-58-35", conformance_extras=False))
+    assert "sdy.reshard" in text and "sdy.manual_computation" in text
+    assert "sdy.reshard" not in spmd_program(text, "f.mlir").text
+    assert check_module(text).kind == "equal"
+
+
+def test_a_manual_result_not_replicated_as_declared_is_not_run() -> None:
+    # Fuzz finding 2020-138-2, shrunk: out_shardings [{}] over the manual axis "w", but the
+    # body returns its own shard (no collective): the program says nothing definite.
+    text = """
+module {
+  sdy.mesh @mesh = <["w"=8]>
+  func.func @main(%a0: tensor<32xf32>) -> (tensor<4xf32>) {
+    %v2 = sdy.manual_computation(%a0) in_shardings=[<@mesh, [{"w"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"w"} (%m: tensor<4xf32>) {
+      %n = stablehlo.abs %m : tensor<4xf32>
+      sdy.return %n : tensor<4xf32>
+    } : (tensor<32xf32>) -> tensor<4xf32>
+    return %v2 : tensor<4xf32>
+  }
+}
+"""
+    outcome = check_module(text)
+    assert outcome.kind == "cannot-run" and outcome.reason.startswith("ill-defined")
+
+
+def test_xla_reference_takes_an_unreduced_argument_as_partial_values(executor) -> None:
+    # Fuzz module 2021-4-5: a manual computation (so XLA's partitioning is the reference)
+    # and an argument XLA shards {unreduced}: its devices hold partial values.
+    from shardwise.fuzz.generator import generate_program
+    from shardwise.fuzz.program import print_program
+
+    text = print_program(generate_program("2021-4-5", conformance_extras=False))
+    assert 'unreduced={"z"}' in text and "sdy.manual_computation" in text
+    assert check_module(text).kind == "equal"
+
+
+# A sum over a sharded dim starting from an argument: every device adds it once.
+REDUCE_FROM_ARGUMENT = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %i: tensor<f32>) -> tensor<4xf32> {
+  %0 = stablehlo.reduce(%a init: %i) applies stablehlo.add across dimensions = [0] : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_reduce_from_a_non_identity_init_is_rejected_in_both_modes(executor) -> None:
+    local = run_pass(REDUCE_FROM_ARGUMENT, reference_chain())
+    assert not check(REDUCE_FROM_ARGUMENT, local, executor=executor).equal
+    for like_shardy in (True, False):
+        with pytest.raises(ShardwiseError, match="not the identity of its reduction"):
+            partition(load_text(REDUCE_FROM_ARGUMENT, "f.mlir"), like_shardy=like_shardy)
+    # From the identity it partitions and checks equal.
+    zero = REDUCE_FROM_ARGUMENT.replace(
+        "  %0 = stablehlo.reduce(%a init: %i)",
+        "  %z = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
+        "  %0 = stablehlo.reduce(%a init: %z)",
+    )
+    module = load_text(zero, "f.mlir")
+    partition(module)
+    assert check(zero, write_text(module), executor=executor).equal
