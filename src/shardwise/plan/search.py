@@ -254,16 +254,41 @@ def _search_choices(
     total = math.prod(len(g.candidates) for g in space.groups)
     if total <= ENUMERATE_LIMIT:
         return _enumerate(space)
-    from shardwise.plan.milp import milp_choices, probe_choices
+    from shardwise.plan.milp import milp_choices, probe_choices, probe_stand_ins
 
-    probes = probe_choices(space)
+    symmetric = _axes_interchangeable(ev)
+    probes = probe_choices(space, symmetric)
     results = dict(zip(probes, ev.run(_choice_shardings(space, probes)), strict=True))
-    found = milp_choices(space, results, budget, TOP_K)
+    predicted = dict(results)  # the probes the additive model reads: stand-ins included
+    if symmetric:
+        for choice, stand_in in probe_stand_ins(space).items():
+            if stand_in in results and space.shardings(choice) is not None:
+                predicted.setdefault(choice, results[stand_in])
+    found = milp_choices(space, predicted, budget, TOP_K)
     found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
     found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
     evaluated = dict(zip(found, ev.run(_choice_shardings(space, found)), strict=True))
     evaluated.update(results)
-    return _descend(space, ev, budget, evaluated, results)
+    return _descend(space, ev, budget, evaluated, predicted)
+
+
+def _axes_interchangeable(ev: _Evaluator) -> bool:
+    """Whether axes of one size are interchangeable in every probe (`probe_stand_ins`): every
+    link priced alike and no sharding in the module (on an argument, a constraint, a manual
+    computation: only the mesh names axes)."""
+    if ev.params.per_axis:
+        return False
+    module = _master(ev.text, ev.name)
+    for op in module.walk():
+        if op.name.startswith("sdy.") and op.name != "sdy.mesh":
+            return False
+        if any("sdy." in key or "sharding" in key for key in op.attributes):
+            return False
+        if op.name == "func.func" and "sdy" in str(op.properties.get("arg_attrs", "")):
+            return False
+        if op.name == "func.func" and "sdy" in str(op.properties.get("res_attrs", "")):
+            return False
+    return True
 
 
 def _descend(
@@ -273,9 +298,9 @@ def _descend(
     evaluated: dict[tuple[int, ...], dict[str, Any]],
     probes: dict[tuple[int, ...], dict[str, Any]],
 ) -> list[tuple[int, ...]]:
-    """Coordinate descent from the best choice evaluated: each round evaluates the moves of
-    one group that the probes predict to pay (their time delta against the group's current
-    candidate, or their memory delta when the best does not fit yet), and moves to the best
+    """Coordinate descent from the best choice evaluated: each round evaluates, for each
+    group, the move the probes predict to pay most (the candidate's probe against the
+    current one's: time, or memory while the best does not fit), and moves to the best
     neighbour if it is better; it stops when no probe predicts a gain."""
     base = tuple(0 for _ in space.groups)
 
@@ -293,13 +318,16 @@ def _descend(
         neighbours = []
         for g, group in enumerate(space.groups):
             here = alone(g, best[g], what)
+            moves = []
             for k in range(len(group.candidates)):
                 n = best[:g] + (k,) + best[g + 1 :]
                 there = alone(g, k, what)
                 if k == best[g] or there is None or space.shardings(n) is None:
                     continue
                 if here is None or there < here:
-                    neighbours.append(n)
+                    moves.append((there, k, n))
+            if moves:  # the group's move predicted to pay most (ties: the earlier candidate)
+                neighbours.append(min(moves)[2])
         todo = [n for n in neighbours if n not in evaluated]
         evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo)), strict=True))
         step = min([best, *neighbours], key=rank)
