@@ -8,7 +8,10 @@
    `scipy.optimize.milp`) over one-hot choices minimizes the sum of the probes' time deltas
    under the memory budget (the probes' memory deltas, summed) and the rule that groups in one
    argument never share an axis; its `TOP_K` best solutions (no-good cuts) are evaluated
-   exactly, then a coordinate descent from the best moves one group at a time while that pays.
+   exactly, then a coordinate descent from the best moves one group at a time while that pays
+   (trying, per group, the move the probes predict to pay most). Candidates are evaluated on
+   clones of the module loaded once; axes of one size stand in for each other in the probes
+   when nothing in the module names an axis (`milp.probe_stand_ins`).
 4. The standard plans (`standard.py`) are evaluated too; the answer is the fastest
    candidate that fits the budget among all of them, so it is never worse than the best
    standard plan that fits. Ties go to the earlier candidate: the output is deterministic.
@@ -48,7 +51,7 @@ __all__ = [
 ]
 
 ENUMERATE_LIMIT = 64
-TOP_K = 4
+TOP_K = 2
 DESCENT_ROUNDS = 2
 Shardings = dict[int, TensorSharding]
 _Key = tuple[tuple[int, str], ...]
