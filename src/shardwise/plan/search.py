@@ -369,12 +369,12 @@ def plan_module(
     ``"dask://HOST:PORT"``, or None (in-process for small modules, else processes).
     Raises `InfeasibleBudgetError` when no candidate fits the budget.
     """
-    from shardwise.io.mlir import load_text, write_text
+    from shardwise.io.mlir import write_text
 
     start = time.perf_counter()
     source, name = _source(module)
     budget = parse_memory(memory)
-    base = load_text(source, name)
+    base = _fresh_copy(source, name)  # MLIR parses the text once for the whole search
     if main_func(base) is None:
         raise InputError(f"{name}: no entry function (func.func @main) to plan")
     mesh_name, mesh_value, added = _resolve_mesh(base, parse_mesh_spec(mesh))
@@ -452,13 +452,14 @@ def _annotated(text: str, name: str, shardings: Shardings) -> Any:
     from shardwise.api import ShardedModule
     from shardwise.io.mlir import load_text, write_text
 
-    module = load_text(text, name)
+    module = _fresh_copy(text, name)
     func = main_func(module)
     assert func is not None
     args = func.regions[0].entry.args
     for i, sharding in sorted(shardings.items()):
         set_sharding(args[i], sharding)
     out = write_text(module)
+    module.release()
     return ShardedModule(load_text(out, name), source=out)
 
 
