@@ -303,8 +303,8 @@ def _descend(
 ) -> list[tuple[int, ...]]:
     """Coordinate descent from the best choice evaluated: each round evaluates, for each
     group, the move the probes predict to pay most (the candidate's probe against the
-    current one's: time, or memory while the best does not fit), and moves to the best
-    neighbour if it is better; it stops when no probe predicts a gain."""
+    current one's: time, or memory while the best does not fit) and the move back to
+    replicated, and moves to the best neighbour if it is better; it stops when none is."""
     base = tuple(0 for _ in space.groups)
 
     def rank(c: tuple[int, ...]) -> tuple[bool, float]:
@@ -331,6 +331,11 @@ def _descend(
                     moves.append((there, k, n))
             if moves:  # the group's move predicted to pay most (ties: the earlier candidate)
                 neighbours.append(min(moves)[2])
+            # And back to replicated: probes alone favour sharding, in context it may not pay
+            # (a sharded attention beside a sharded MLP on 8x8).
+            off = best[:g] + (0,) + best[g + 1 :]
+            if best[g] != 0 and off not in neighbours and space.shardings(off) is not None:
+                neighbours.append(off)
         todo = [n for n in neighbours if n not in evaluated]
         evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo)), strict=True))
         step = min([best, *neighbours], key=rank)
