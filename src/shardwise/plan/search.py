@@ -9,7 +9,7 @@
    under the memory budget (the probes' memory deltas, summed) and the rule that groups in one
    argument never share an axis; its `TOP_K` best solutions (no-good cuts) are evaluated
    exactly, then a coordinate descent from the best moves one group at a time while that pays
-   (trying, per group, the move the probes predict to pay most). Candidates are evaluated on
+   (trying the moves the probes predict to pay, and back to replicated). Candidates are evaluated on
    clones of the module loaded once; axes of one size stand in for each other in the probes
    when nothing in the module names an axis (`milp.probe_stand_ins`).
 4. The standard plans (`standard.py`) are evaluated too; the answer is the fastest
@@ -301,9 +301,9 @@ def _descend(
     evaluated: dict[tuple[int, ...], dict[str, Any]],
     probes: dict[tuple[int, ...], dict[str, Any]],
 ) -> list[tuple[int, ...]]:
-    """Coordinate descent from the best choice evaluated: each round evaluates, for each
-    group, the move the probes predict to pay most (the candidate's probe against the
-    current one's: time, or memory while the best does not fit) and the move back to
+    """Coordinate descent from the best choice evaluated: each round evaluates the moves of
+    one group that the probes predict to pay (the candidate's probe against the current
+    one's: time, or memory while the best does not fit) and each group's move back to
     replicated, and moves to the best neighbour if it is better; it stops when none is."""
     base = tuple(0 for _ in space.groups)
 
@@ -321,16 +321,13 @@ def _descend(
         neighbours = []
         for g, group in enumerate(space.groups):
             here = alone(g, best[g], what)
-            moves = []
             for k in range(len(group.candidates)):
                 n = best[:g] + (k,) + best[g + 1 :]
                 there = alone(g, k, what)
                 if k == best[g] or there is None or space.shardings(n) is None:
                     continue
                 if here is None or there < here:
-                    moves.append((there, k, n))
-            if moves:  # the group's move predicted to pay most (ties: the earlier candidate)
-                neighbours.append(min(moves)[2])
+                    neighbours.append(n)
             # And back to replicated: probes alone favour sharding, in context it may not pay
             # (a sharded attention beside a sharded MLP on 8x8).
             off = best[:g] + (0,) + best[g + 1 :]
