@@ -23,20 +23,41 @@ from scipy.optimize import Bounds, LinearConstraint, milp  # type: ignore[import
 
 from shardwise.plan.space import SearchSpace
 
-__all__ = ["milp_choices", "probe_choices"]
+__all__ = ["milp_choices", "probe_choices", "probe_stand_ins"]
 
 Choice = tuple[int, ...]
 
 
-def probe_choices(space: SearchSpace) -> list[Choice]:
-    """The replicated baseline, then each valid candidate of each group alone."""
+def probe_choices(space: SearchSpace, symmetric: bool = False) -> list[Choice]:
+    """The replicated baseline, then each valid candidate of each group alone; `symmetric`
+    (`probe_stand_ins`): only the first candidate of each set of interchangeable ones."""
     base = tuple(0 for _ in space.groups)
+    stand_in = probe_stand_ins(space) if symmetric else {}
     out = [base]
     for g, group in enumerate(space.groups):
         for k in range(1, len(group.candidates)):
             choice = base[:g] + (k,) + base[g + 1 :]
-            if space.shardings(choice) is not None:
+            if stand_in.get(choice, choice) == choice and space.shardings(choice) is not None:
                 out.append(choice)
+    return out
+
+
+def probe_stand_ins(space: SearchSpace) -> dict[Choice, Choice]:
+    """Each probe -> the probe of the group's first candidate with the same axis sizes.
+
+    When nothing in the module names a mesh axis and every link is priced alike, renaming
+    axes of one size is a symmetry of the cost: a probe (one group sharded, the rest
+    replicated) on ``("a",)`` costs what it costs on ``("b",)`` if both have size 2. The
+    caller checks those conditions; the MILP and the descent read the stand-in's probe.
+    """
+    sizes = {a.name: a.size for a in space.mesh.axes}
+    base = tuple(0 for _ in space.groups)
+    out: dict[Choice, Choice] = {}
+    for g, group in enumerate(space.groups):
+        first: dict[tuple[int, ...], int] = {}
+        for k, cand in enumerate(group.candidates):
+            j = first.setdefault(tuple(sizes[a] for a in cand), k)
+            out[base[:g] + (k,) + base[g + 1 :]] = base[:g] + (j,) + base[g + 1 :]
     return out
 
 

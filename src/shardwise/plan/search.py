@@ -8,7 +8,10 @@
    `scipy.optimize.milp`) over one-hot choices minimizes the sum of the probes' time deltas
    under the memory budget (the probes' memory deltas, summed) and the rule that groups in one
    argument never share an axis; its `TOP_K` best solutions (no-good cuts) are evaluated
-   exactly, then a coordinate descent from the best moves one group at a time while that pays.
+   exactly, then a coordinate descent from the best moves one group at a time while that pays
+   (trying the moves the probes predict to pay, and back to replicated). Candidates are evaluated on
+   clones of the module loaded once; axes of one size stand in for each other in the probes
+   when nothing in the module names an axis (`milp.probe_stand_ins`).
 4. The standard plans (`standard.py`) are evaluated too; the answer is the fastest
    candidate that fits the budget among all of them, so it is never worse than the best
    standard plan that fits. Ties go to the earlier candidate: the output is deterministic.
@@ -48,7 +51,7 @@ __all__ = [
 ]
 
 ENUMERATE_LIMIT = 64
-TOP_K = 4
+TOP_K = 2
 DESCENT_ROUNDS = 2
 Shardings = dict[int, TensorSharding]
 _Key = tuple[tuple[int, str], ...]
@@ -128,13 +131,16 @@ def evaluate_candidate(text: str, name: str, key: _Key, params: CostParams) -> d
     Top-level so that executors in other processes (or on Dask workers) can run it."""
     from shardwise.syntax import parse_tensor_sharding
 
-    module = _generic_form(text, name).load()
-    func = main_func(module)
-    assert func is not None
-    args = func.regions[0].entry.args
-    for i, sharding_text in key:
-        set_sharding(args[i], parse_tensor_sharding(sharding_text))
-    return estimate_ir(module, params)
+    module = _fresh_copy(text, name)
+    try:
+        func = main_func(module)
+        assert func is not None
+        args = func.regions[0].entry.args
+        for i, sharding_text in key:
+            set_sharding(args[i], parse_tensor_sharding(sharding_text))
+        return estimate_ir(module, params)
+    finally:
+        module.release()  # frees it by reference counting: no GC pass over a dead module
 
 
 @functools.lru_cache(maxsize=2)
@@ -143,6 +149,35 @@ def _generic_form(text: str, name: str) -> Any:
     from shardwise.io.mlir import GenericForm
 
     return GenericForm.of(text, name)
+
+
+@functools.lru_cache(maxsize=2)
+def _master(text: str, name: str) -> Module:
+    """The text loaded once per process, never changed: candidates propagate clones of it."""
+    return _generic_form(text, name).load()
+
+
+def _fresh_copy(text: str, name: str) -> Module:
+    """A copy of `_master` to change: cloning the IR is about 5x faster than loading the
+    generic form again, and gives the same module (same ops, uses, names and locations)."""
+    import gc
+
+    from shardwise.io.generic_text import RESOURCES
+    from shardwise.ir.edit import clone_op
+
+    master = _master(text, name)
+    enabled = gc.isenabled()
+    gc.disable()  # as the parser: the clone is one live graph, nothing for the GC to find
+    try:
+        copy = Module(clone_op(master.op), master.source, master.filename)
+    finally:
+        if enabled:
+            gc.enable()
+    copy.allow_unregistered_dialect = master.allow_unregistered_dialect
+    copy.unregistered_ops = master.unregistered_ops
+    if master in RESOURCES:
+        RESOURCES[copy] = RESOURCES[master]
+    return copy
 
 
 class _Evaluator:
@@ -222,16 +257,41 @@ def _search_choices(
     total = math.prod(len(g.candidates) for g in space.groups)
     if total <= ENUMERATE_LIMIT:
         return _enumerate(space)
-    from shardwise.plan.milp import milp_choices, probe_choices
+    from shardwise.plan.milp import milp_choices, probe_choices, probe_stand_ins
 
-    probes = probe_choices(space)
+    symmetric = _axes_interchangeable(ev)
+    probes = probe_choices(space, symmetric)
     results = dict(zip(probes, ev.run(_choice_shardings(space, probes)), strict=True))
-    found = milp_choices(space, results, budget, TOP_K)
+    predicted = dict(results)  # the probes the additive model reads: stand-ins included
+    if symmetric:
+        for choice, stand_in in probe_stand_ins(space).items():
+            if stand_in in results and space.shardings(choice) is not None:
+                predicted.setdefault(choice, results[stand_in])
+    found = milp_choices(space, predicted, budget, TOP_K)
     found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
     found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
     evaluated = dict(zip(found, ev.run(_choice_shardings(space, found)), strict=True))
     evaluated.update(results)
-    return _descend(space, ev, budget, evaluated)
+    return _descend(space, ev, budget, evaluated, predicted)
+
+
+def _axes_interchangeable(ev: _Evaluator) -> bool:
+    """Whether axes of one size are interchangeable in every probe (`probe_stand_ins`): every
+    link priced alike and no sharding in the module (on an argument, a constraint, a manual
+    computation: only the mesh names axes)."""
+    if ev.params.per_axis:
+        return False
+    module = _master(ev.text, ev.name)
+    for op in module.walk():
+        if op.name.startswith("sdy.") and op.name != "sdy.mesh":
+            return False
+        if any("sdy." in key or "sharding" in key for key in op.attributes):
+            return False
+        if op.name == "func.func" and "sdy" in str(op.properties.get("arg_attrs", "")):
+            return False
+        if op.name == "func.func" and "sdy" in str(op.properties.get("res_attrs", "")):
+            return False
+    return True
 
 
 def _descend(
@@ -239,19 +299,40 @@ def _descend(
     ev: _Evaluator,
     budget: int | None,
     evaluated: dict[tuple[int, ...], dict[str, Any]],
+    probes: dict[tuple[int, ...], dict[str, Any]],
 ) -> list[tuple[int, ...]]:
+    """Coordinate descent from the best choice evaluated: each round evaluates the moves of
+    one group that the probes predict to pay (the candidate's probe against the current
+    one's: time, or memory while the best does not fit) and each group's move back to
+    replicated, and moves to the best neighbour if it is better; it stops when none is."""
+    base = tuple(0 for _ in space.groups)
+
     def rank(c: tuple[int, ...]) -> tuple[bool, float]:
         r = evaluated[c]
         return (not _fits(r, budget), r["time_s"])
 
+    def alone(g: int, k: int, what: str) -> float | None:
+        probe = probes.get(base[:g] + (k,) + base[g + 1 :])
+        return None if probe is None else probe[what]
+
     best = min(evaluated, key=rank)
     for _ in range(DESCENT_ROUNDS):
-        neighbours = [
-            best[:g] + (k,) + best[g + 1 :]
-            for g, group in enumerate(space.groups)
-            for k in range(len(group.candidates))
-            if k != best[g] and space.shardings(best[:g] + (k,) + best[g + 1 :]) is not None
-        ]
+        what = "time_s" if _fits(evaluated[best], budget) else "peak_memory_bytes_per_device"
+        neighbours = []
+        for g, group in enumerate(space.groups):
+            here = alone(g, best[g], what)
+            for k in range(len(group.candidates)):
+                n = best[:g] + (k,) + best[g + 1 :]
+                there = alone(g, k, what)
+                if k == best[g] or there is None or space.shardings(n) is None:
+                    continue
+                if here is None or there < here:
+                    neighbours.append(n)
+            # And back to replicated: probes alone favour sharding, in context it may not pay
+            # (a sharded attention beside a sharded MLP on 8x8).
+            off = best[:g] + (0,) + best[g + 1 :]
+            if best[g] != 0 and off not in neighbours and space.shardings(off) is not None:
+                neighbours.append(off)
         todo = [n for n in neighbours if n not in evaluated]
         evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo)), strict=True))
         step = min([best, *neighbours], key=rank)
@@ -290,12 +371,12 @@ def plan_module(
     ``"dask://HOST:PORT"``, or None (in-process for small modules, else processes).
     Raises `InfeasibleBudgetError` when no candidate fits the budget.
     """
-    from shardwise.io.mlir import load_text, write_text
+    from shardwise.io.mlir import write_text
 
     start = time.perf_counter()
     source, name = _source(module)
     budget = parse_memory(memory)
-    base = load_text(source, name)
+    base = _fresh_copy(source, name)  # MLIR parses the text once for the whole search
     if main_func(base) is None:
         raise InputError(f"{name}: no entry function (func.func @main) to plan")
     mesh_name, mesh_value, added = _resolve_mesh(base, parse_mesh_spec(mesh))
@@ -313,7 +394,9 @@ def plan_module(
     finally:
         if owned and pool is not None:
             pool.shutdown()
-    base_result = ev.run([{}])[0]
+    # The replicated program (every planned argument closed and replicated): the search has
+    # evaluated it already (a probe, or one of the enumerated choices).
+    base_result = ev.run([space.shardings(tuple(0 for _ in space.groups)) or {}])[0]
     lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
     plan = _choose(text, name, labelled, results, len(standards), budget, lower_bound)
     plan.search_time_s = time.perf_counter() - start
@@ -371,13 +454,14 @@ def _annotated(text: str, name: str, shardings: Shardings) -> Any:
     from shardwise.api import ShardedModule
     from shardwise.io.mlir import load_text, write_text
 
-    module = load_text(text, name)
+    module = _fresh_copy(text, name)
     func = main_func(module)
     assert func is not None
     args = func.regions[0].entry.args
     for i, sharding in sorted(shardings.items()):
         set_sharding(args[i], sharding)
     out = write_text(module)
+    module.release()
     return ShardedModule(load_text(out, name), source=out)
 
 
