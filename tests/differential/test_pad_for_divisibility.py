@@ -581,15 +581,15 @@ def test_strided_slice_fails_in_the_pass_not_only_when_written() -> None:
 # The operand is replicated (nothing to pad), the result non-divisible: the padded result no
 # longer is what the all_reduce infers from its operand, and the reference's verifier rejects
 # it (fuzz seed 1941-393; ours wrote it).
-ALL_REDUCE_RESULT_ONLY = MESH + f"""func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {{
-  %r = "stablehlo.all_reduce"(%arg0) ({{
+ALL_REDUCE_RESULT_ONLY = MESH + """func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  %r = "stablehlo.all_reduce"(%arg0) ({
   ^bb0(%l: tensor<f32>, %m: tensor<f32>):
     %s = stablehlo.add %l, %m : tensor<f32>
     stablehlo.return %s : tensor<f32>
-  }}) {{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"x"}}, {{}}]>]>}} : (tensor<6x8xf32>) -> tensor<6x8xf32>
-  %g = sdy.all_gather [{{"x"}}, {{}}] %r out_sharding=<@mesh, [{{}}, {{}}]> : tensor<6x8xf32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  %g = sdy.all_gather [{"x"}, {}] %r out_sharding=<@mesh, [{}, {}]> : tensor<6x8xf32>
   return %g : tensor<6x8xf32>
-}}
+}
 """
 
 
