@@ -81,3 +81,26 @@ def test_cases_make_ops_at_arguments() -> None:
     for name, text in CASES.items():
         out = _reference(text, PASSES[2])
         assert "sdy.reshard" in out or "sdy.sharding_constraint" in out, name
+
+
+# A dot contracting a sharded dim: global-to-local lowers its all-reduce with a reduction
+# region, whose block arguments sit where the all-reduce is (fuzz seed 1963-302).
+CONTRACTING_DOT = """sdy.mesh @m = <["x"=4]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {"x"}]>} loc("a"), %b: tensor<16x8xf32> loc("b")) -> tensor<8x8xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32> loc("dot")
+  return %0 : tensor<8x8xf32>
+}
+"""
+PARTITION_CHAIN = (
+    "sdy-propagation-pipeline,sdy-insert-explicit-reshards{enable-full-version=true},"
+    "sdy-reshard-to-collectives,sdy-convert-global-to-local"
+)
+
+
+def test_reduction_region_arguments_take_the_all_reduce_location() -> None:
+    expected = _reference(CONTRACTING_DOT, PARTITION_CHAIN)
+    assert "stablehlo.all_reduce" in expected
+    module = load_text(CONTRACTING_DOT)
+    for step in PARTITION_CHAIN.split(","):
+        run_ours(module, step)
+    assert write_text(module, debug_info=True) == expected

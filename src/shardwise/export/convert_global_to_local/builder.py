@@ -212,8 +212,11 @@ class OpBuilder:
     def add_reduction_body(self, op: Op, element_type: str) -> None:
         """`buildReduceBody<AddOp>`: ``^bb0(%a, %b): return %a + %b`` over scalars."""
         scalar = TensorType((), element_type)
-        block = Block([scalar, scalar])
+        block = Block()
         loc, loc_text = self.anchor.location, self.anchor.loc_text
+        # The region's arguments are where the op is (as MLIR builds them in the reference).
+        for _ in range(2):
+            block.add_arg(scalar, location=loc, loc_text=loc_text)
         add = Op("stablehlo.add", list(block.args), [scalar], location=loc, loc_text=loc_text)
         block.append(add)
         ret = Op("stablehlo.return", [add.results[0]], location=loc, loc_text=loc_text)

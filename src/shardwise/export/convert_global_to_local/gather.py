@@ -284,8 +284,11 @@ def _masked(b, gather: Value, mask: Value, numbers: str, local: TensorType) -> V
 
 def _and_body(b: OpBuilder, op: Op) -> None:
     scalar = TensorType((), "i1")
-    block = Block([scalar, scalar])
+    block = Block()
     loc, loc_text = b.anchor.location, b.anchor.loc_text
+    # The region's arguments are where the op is (as MLIR builds them in the reference).
+    for _ in range(2):
+        block.add_arg(scalar, location=loc, loc_text=loc_text)
     conj = Op("stablehlo.and", list(block.args), [scalar], location=loc, loc_text=loc_text)
     block.append(conj)
     block.append(Op("stablehlo.return", [conj.results[0]], location=loc, loc_text=loc_text))
