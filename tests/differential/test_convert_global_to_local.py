@@ -796,6 +796,18 @@ HAND += [(name, text, PASS) for name, text in WINDOWED]
 
 REJECTED: list[tuple[str, str]] = [
     (
+        "broadcast-of-an-operand-on-another-mesh",  # fuzz finding 1962-66-0
+        """module {
+  sdy.mesh @mesh = <["z"=2]>
+  sdy.mesh @mesh2 = <["x"=6]>
+  func.func @main(%arg0: tensor<6x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"z"}]>}) -> tensor<2x6x4x32xf32> {
+    %0 = stablehlo.broadcast_in_dim %arg0, dims = [1, 3] {sdy.sharding = #sdy.sharding_per_value<[<@mesh2, [{}, {}, {}, {}]>]>} : (tensor<6x32xf32>) -> tensor<2x6x4x32xf32>
+    return %0 : tensor<2x6x4x32xf32>
+  }
+}
+""",
+    ),
+    (
         "dynamic-update-slice-update-larger-than-local-operand",  # fuzz finding 1813-633-0
         """module {
   sdy.mesh @mesh = <["x"=4]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}]}}

@@ -173,6 +173,8 @@ def _check_converted(module: Module) -> None:
             _check_same_shape(op)
         elif op.name == "stablehlo.reshape":
             _check_reshape(op)
+        elif op.name == "stablehlo.broadcast_in_dim":
+            _check_broadcast(op)
         elif op.name == "stablehlo.optimization_barrier":
             _check_barrier(op)
         elif op.name == "stablehlo.custom_call":
@@ -270,6 +272,24 @@ def _check_reshape(op: Op) -> None:
             "not split the data alike)",
             op.location,
         )
+
+
+def _check_broadcast(op: Op) -> None:
+    """StableHLO's verifier: each operand dim is 1 or its result dim's size (fuzz 1962-66: an
+    operand sharded on another mesh than the result, which explicit reshards leave alone)."""
+    source, result = op.operands[0].type, op.results[0].type
+    if not isinstance(source, TensorType) or not isinstance(result, TensorType):
+        return
+    dims = parse_i64_array(op.properties["broadcast_dimensions"])
+    for d, (size, target) in enumerate(zip(source.shape, dims, strict=False)):
+        if size not in (1, result.shape[target]):
+            raise VerifyError(
+                f"'stablehlo.broadcast_in_dim' op size of operand dimension {d} ({size}) is not "
+                f"equal to 1 or size of result dimension {target} ({result.shape[target]}): on "
+                f"each device the operand is {source} and the result {result} (the two are "
+                "sharded on different meshes or unlike each other)",
+                op.location,
+            )
 
 
 def _oversized_dim(sizes: Sequence[int], shape: Sequence[int]) -> tuple[int, int, int] | None:
