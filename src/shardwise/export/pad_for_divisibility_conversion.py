@@ -272,15 +272,18 @@ def trim(
     sharding: TensorSharding | None,
     kind: str | None,
 ) -> Value:
-    """`trimOutputForDims`: slice `value` back to `original`'s sizes on `dims`."""
+    """`trimOutputForDims`: slice `value` back on the `dims` where it outgrows `original`, to
+    `original`'s padded sizes (the result may itself not divide: ``16`` on 3 shards is cut to
+    ``18``, which the slice then keeps whole)."""
     if not isinstance(original, TensorType) or not isinstance(value.type, TensorType):
         return value
-    limits = [
-        o if d in dims and n > o else n
-        for d, (o, n) in enumerate(zip(original.shape, value.type.shape, strict=True))
-    ]
-    if tuple(limits) == value.type.shape:
+    target = padded_type(original, sharding, conv.meshes)
+    assert isinstance(target, TensorType)
+    shapes = list(zip(original.shape, target.shape, value.type.shape, strict=True))
+    cut = [d in dims and n > o for d, (o, _, n) in enumerate(shapes)]
+    if not any(cut):
         return value
+    limits = [p if c else n for c, (_, p, n) in zip(cut, shapes, strict=True)]
     rank = len(limits)
     trimmed = conv.new_op(
         "stablehlo.slice",
