@@ -1,9 +1,10 @@
 """Fuzz finding 1813-1912-0: explicit reshards (full version) on a reshape with overflow axes
 stopped with an internal KeyError in the inverse projection.
 
-The reference aborts on this module (checked here, in a child process), so there is no text to
-compare; ours must give a module that MLIR verifies, never an internal error. Kept outside
-`regressions/`, whose files the reference must handle under every default pass.
+The reference aborts on this module in most runs (it reads memory it did not set: in a child
+process, one run in four or five gives a module). Where it gives one, ours equals it; where it
+aborts, ours must still give a module that MLIR verifies, never an internal error. Kept
+outside `regressions/`, whose files the reference must handle under every default pass.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ CHAIN = ["sdy-propagation-pipeline", "sdy-insert-explicit-reshards{enable-full-v
 
 def test_reshape_with_overflow_axes_gives_a_valid_module() -> None:
     text = MODULE.read_text()
-    assert run_pass_isolated(text, CHAIN, allow_unregistered_dialect=True).crashed
+    reference = run_pass_isolated(text, CHAIN, allow_unregistered_dialect=True)
     module = load_text(text, allow_unregistered_dialect=True)
     run_pass(module, ",".join(CHAIN))  # was KeyError: 2
     written = write_text(module)  # parsed back and verified by MLIR on the way out
     assert "sdy.reshard" in written
+    if not reference.crashed:
+        assert reference.ok and written == reference.text

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from shardwise.ir import Block, Op, RawAttr, TensorType
@@ -358,6 +358,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
+# Some cases draw shapes a factor of `k` must divide: many draws are rejected (on a busy
+# machine the health check then stops the test, though enough cases run).
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(data=st.data())
 def test_sharding_a_factor_commutes_with_the_op(kind: str, data: st.DataObject) -> None:
     case = data.draw(CASES[kind](), label="case")
