@@ -382,3 +382,23 @@ def test_reduce_from_a_non_identity_init_is_rejected_in_both_modes(executor) -> 
     module = load_text(zero, "f.mlir")
     partition(module)
     assert check(zero, write_text(module), executor=executor).equal
+
+
+# Fuzz finding 2023-487-2: padding fills dim 1 (2 on 3 shards) with zeros, `exp` makes them
+# ones, and a sum over that dim would add them; the padded elements are masked with the
+# reduce's init before it (`padding_masks.py`).
+PAD_THEN_EXP_THEN_SUM = """sdy.mesh @mesh = <["z"=3]>
+func.func @main(%a0: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"z"}]>}) -> tensor<4xf32> {
+  %0 = stablehlo.exponential %a0 : tensor<4x2xf32>
+  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %1 = stablehlo.reduce(%0 init: %c) applies stablehlo.add across dimensions = [1] : (tensor<4x2xf32>, tensor<f32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"""
+
+
+def test_sum_over_a_padded_dim_after_exp_checks_equal(executor) -> None:
+    module = load_text(PAD_THEN_EXP_THEN_SUM, "f.mlir")
+    partition(module)
+    assert check(PAD_THEN_EXP_THEN_SUM, write_text(module), executor=executor).equal
+    assert check_module(PAD_THEN_EXP_THEN_SUM).kind == "equal"
