@@ -488,3 +488,22 @@ def test_cli_without_partitioned_uses_shardwise_partition(executor, tmp_path, ca
     else:
         assert status == 1
         assert "partition pass is not available yet" in capsys.readouterr().err
+
+
+def test_result_names_json_and_notebook_view(executor):
+    """Results are named by the user's names (`jax.result_info`); the result object gives
+    JSON and a notebook view (issue 23)."""
+    import json as _json
+    from pathlib import Path
+
+    import shardwise
+
+    data_dir = Path(__file__).resolve().parents[1] / "models" / "data"
+    text = (data_dir / "mlp_train.mlir").read_text()
+    result = shardwise.load(text).check(executor=executor)
+    assert result.equal
+    assert result.results[0].name == "result[0][0]"
+    assert "result 0 result[0][0] (" in str(result)
+    data = _json.loads(_json.dumps(result.to_json()))
+    assert data["equal"] is True and data["results"][0]["name"] == "result[0][0]"
+    assert result._repr_html_().startswith('<pre style="border-left:4px solid #1a7f37')

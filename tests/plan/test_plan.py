@@ -180,3 +180,14 @@ def test_the_users_shardings_are_kept():
     x = plan.args[2]
     assert x.user and str(x.sharding) == '#sdy.sharding<@mesh, [{"model"}, {}]>'
     assert str(plan.module.sharding_of("x")) == str(module.sharding_of("x"))
+
+
+def test_plan_of_a_sharded_module_and_its_notebook_view(tiny_mlp_text):
+    """`shardwise.plan` takes a `ShardedModule`, and its answer shows in a notebook and as
+    JSON like the other views."""
+    plan = shardwise.plan(shardwise.load(tiny_mlp_text), mesh=MESH)
+    assert plan.text == shardwise.plan(tiny_mlp_text, mesh=MESH).text
+    html_view = plan._repr_html_()
+    assert html_view.startswith("<pre>") and html_view.endswith("</pre>")
+    assert str(plan).splitlines()[0] in html_view.replace("&#x27;", "'").replace("&quot;", '"')
+    assert json.loads(json.dumps(plan.to_json()))["args"]

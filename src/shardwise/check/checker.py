@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from shardwise.check.values import Difference, compare, random_input
 from shardwise.errors import Location, UnsupportedError, VerifyError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.mesh import Mesh
+from shardwise.names import result_name
 from shardwise.sharding import TensorSharding
 
 __all__ = ["check", "CheckResult", "ResultCheck"]
@@ -39,13 +40,15 @@ class ResultCheck:
     difference: Difference  # of the reassembled value (the first replica of each slice)
     differing_devices: tuple[int, ...]  # device ids whose piece differs from the reference's
     disagreeing_devices: tuple[int, ...]  # device ids whose replica differs from an earlier one
+    name: str = ""  # the user's name of the result (``jax.result_info``), if the module has it
 
     @property
     def equal(self) -> bool:
         return self.difference.equal and not self.differing_devices
 
     def __str__(self) -> str:
-        text = f"result {self.index} ({self.sharding}): {self.difference}"
+        named = f" {self.name}" if self.name else ""
+        text = f"result {self.index}{named} ({self.sharding}): {self.difference}"
         if self.differing_devices:
             text += f"; wrong on devices {', '.join(map(str, self.differing_devices))}"
         if self.disagreeing_devices:
@@ -82,6 +85,38 @@ class CheckResult:
 
     def __bool__(self) -> bool:
         return self.equal
+
+    def to_json(self) -> dict[str, object]:
+        """The verdict as data: per result its name, sharding and errors; the named op."""
+        return {
+            "equal": self.equal,
+            "global": self.global_name,
+            "local": self.local_name,
+            "devices": self.devices,
+            "seed": self.seed,
+            "reference": self.reference,
+            "results": [
+                {
+                    "index": r.index,
+                    "name": r.name,
+                    "sharding": r.sharding,
+                    "equal": r.equal,
+                    "max_abs_error": r.difference.max_abs_error,
+                    "max_rel_error": r.difference.max_rel_error,
+                    "wrong_devices": list(r.differing_devices),
+                }
+                for r in self.results
+            ],
+            "divergence": None if self.divergence is None else str(self.divergence),
+            "xla_equal": self.xla_equal,
+        }
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the terminal text, verdict first."""
+        import html
+
+        color = "#1a7f37" if self.equal else "#cf222e"
+        return f'<pre style="border-left:4px solid {color};padding-left:6px">{html.escape(str(self))}</pre>'
 
     def __str__(self) -> str:
         verdict = "EQUAL" if self.equal else "DIFFERENT"
@@ -183,8 +218,12 @@ def check(
     case = _prepare(gtext, gname, ltext, lname, seed, devices)
     run = executor or shared_executor()
     _, gout, _, lout = _run_both(run, case, intermediates=False)
+    gmain = programs.find_main(case.gmod)
     checks = tuple(
-        _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh)
+        replace(
+            _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh),
+            name=result_name(gmain, i) or "",
+        )
         for i, s in enumerate(case.result_shardings)
     )
     divergence = None

@@ -85,6 +85,12 @@ class Plan:
         """Why a value of the planned module is sharded as it is (`ShardedModule.explain`)."""
         return self.module.explain(arg)
 
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the terminal text."""
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "plan": self.name,
