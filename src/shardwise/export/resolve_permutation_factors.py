@@ -18,6 +18,7 @@ The jaxlib 0.10.2 build has only the ``enable-halo-exchange`` option (default tr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,6 +29,7 @@ from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable
 from shardwise.export.export_utils import is_communication_free_slice_dim
 from shardwise.export.resolve_permutation_factors_reverse import ReverseRewriter
 from shardwise.ir import Module, Op, SymbolTable
+from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.propagation.projection import ShardingProjection, UpdateTensorShardings
 from shardwise.rules.registry import get_or_create_sharding_rule
@@ -35,7 +37,7 @@ from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import TensorSharding
 
-__all__ = ["resolve_permutation_factors"]
+__all__ = ["resolve_permutation_factors", "unshard_factors"]
 
 
 @sdy_pass("sdy-resolve-permutation-factors")
@@ -70,6 +72,37 @@ def _common_mesh_name(
 
 
 def _replicate_permutation_factors(op: Op, rule: OpShardingRule, meshes: MeshTable) -> None:
+    keep = _communication_free_slice_dim if op.name == "stablehlo.slice" else None
+    unshard_factors(op, rule, meshes, rule.permutation_factors, keep)
+
+
+def _communication_free_slice_dim(
+    op: Op,
+    factor: int,
+    in_shardings: list[TensorSharding | None],
+    out_shardings: list[TensorSharding | None],
+    mesh: Mesh,
+) -> bool:
+    if in_shardings[0] != out_shardings[0]:
+        raise VerifyError(
+            "'stablehlo.slice' op: operand and result shardings differ (Shardy's "
+            "check `inShardings[0] == outShardings[0]` fails); run "
+            "sdy-insert-explicit-reshards first",
+            op.location,
+        )
+    return is_communication_free_slice_dim(op, factor, in_shardings[0], mesh)
+
+
+def unshard_factors(
+    op: Op,
+    rule: OpShardingRule,
+    meshes: MeshTable,
+    factors: Sequence[int],
+    keep: Callable[..., bool] | None = None,
+) -> None:
+    """Reshards that leave `factors` unsharded on every tensor of `op` (results resharded
+    back after it), as `sdy-insert-explicit-reshards` inserts them; a factor for which
+    `keep(op, factor, in_shardings, out_shardings, mesh)` holds stays as it is."""
     in_shardings = [get_sharding(v) for v in op.operands]
     out_shardings = [get_sharding(v) for v in op.results]
     mesh_name = _common_mesh_name(in_shardings, out_shardings, meshes)
@@ -80,17 +113,9 @@ def _replicate_permutation_factors(op: Op, rule: OpShardingRule, meshes: MeshTab
         in_shardings, out_shardings, rule, mesh, closed_if_missing=True
     )
     update = UpdateTensorShardings.none(len(op.operands), len(op.results))
-    for factor in rule.permutation_factors:
-        if op.name == "stablehlo.slice":
-            if in_shardings[0] != out_shardings[0]:
-                raise VerifyError(
-                    "'stablehlo.slice' op: operand and result shardings differ (Shardy's "
-                    "check `inShardings[0] == outShardings[0]` fails); run "
-                    "sdy-insert-explicit-reshards first",
-                    op.location,
-                )
-            if is_communication_free_slice_dim(op, factor, in_shardings[0], mesh):
-                continue
+    for factor in factors:
+        if keep is not None and keep(op, factor, in_shardings, out_shardings, mesh):
+            continue
         update |= projection.update_sharding(factor, (), ())
     if any(update.operands) or any(update.results):
         ctx = OpContext(op, rule, mesh_name, mesh, in_shardings, out_shardings, Builder(), meshes)

@@ -37,14 +37,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardwise.errors import ShardwiseError
-from shardwise.export.explicit_reshards.process_op import OpContext, insert_explicit_reshards
-from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable, new_op
+from shardwise.export.explicit_reshards.unreduced import MeshTable, new_op
 from shardwise.export.resolve_permutation_factors import (
-    _common_mesh_name,
     _replicate_permutation_factors,
+    unshard_factors,
 )
 from shardwise.ir import Module, Op, TensorType, Value
-from shardwise.propagation.projection import ShardingProjection, UpdateTensorShardings
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
 from shardwise.rules.stablehlo_attrs import parse_i64_array
@@ -138,21 +136,7 @@ def _replicate_factors(
     after it), as `sdy-insert-explicit-reshards` inserts them."""
     if not factors or all(_replicated(v) for v in (*op.operands, *op.results)):
         return
-    in_shardings = [get_sharding(v) for v in op.operands]
-    out_shardings = [get_sharding(v) for v in op.results]
-    mesh_name = _common_mesh_name(in_shardings, out_shardings, meshes)
-    if mesh_name is None:
-        return
-    mesh = meshes.of_name(mesh_name)
-    projection = ShardingProjection.build(
-        in_shardings, out_shardings, rule, mesh, closed_if_missing=True
-    )
-    update = UpdateTensorShardings.none(len(op.operands), len(op.results))
-    for factor in factors:
-        update |= projection.update_sharding(factor, (), ())
-    if any(update.operands) or any(update.results):
-        ctx = OpContext(op, rule, mesh_name, mesh, in_shardings, out_shardings, Builder(), meshes)
-        insert_explicit_reshards(ctx, projection, update, in_shardings)
+    unshard_factors(op, rule, meshes, factors)
 
 
 # Reduce ops whose partial results per device an all-reduce can combine (extended.py).
