@@ -191,3 +191,18 @@ def test_plan_of_a_sharded_module_and_its_notebook_view(tiny_mlp_text):
     assert html_view.startswith("<pre>") and html_view.endswith("</pre>")
     assert str(plan).splitlines()[0] in html_view.replace("&#x27;", "'").replace("&quot;", '"')
     assert json.loads(json.dumps(plan.to_json()))["args"]
+
+
+def test_search_reports_progress_per_candidate(tiny_mlp_text):
+    from shardwise.plan.search import plan_module
+
+    seen: list[tuple[int, int, str | None]] = []
+
+    class Recorder:
+        def update(self, done: int, total: int, label: str | None = None) -> None:
+            seen.append((done, total, label))
+
+    plan = plan_module(shardwise.load(tiny_mlp_text), MESH, progress=Recorder())
+    assert seen and all(label == "evaluating candidates" for _, _, label in seen)
+    assert all(0 <= done <= total for done, total, _ in seen)
+    assert max(done for done, _, _ in seen) == plan.candidates_evaluated

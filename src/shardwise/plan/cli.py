@@ -42,8 +42,11 @@ def run(args: argparse.Namespace) -> int:
         peak_flops=args.peak_flops,
         hbm_bandwidth=args.hbm_bandwidth,
     )
+    from shardwise.explain.progress import Progress
+
     module = ShardedModule(load_text(text, args.input), source=text)
-    plan = plan_module(module, args.mesh, args.memory, params, args.executor)
+    with Progress("planning") as progress:  # drawn only on a terminal
+        plan = plan_module(module, args.mesh, args.memory, params, args.executor, progress)
     if args.output:
         write_text_file(args.output, plan.text)
     if args.json == "-":

@@ -183,24 +183,40 @@ def _fresh_copy(text: str, name: str) -> Module:
 class _Evaluator:
     """Exact evaluations through an executor, memoized by the shardings written."""
 
-    def __init__(self, text: str, name: str, params: CostParams, executor: Executor | None):
+    def __init__(
+        self,
+        text: str,
+        name: str,
+        params: CostParams,
+        executor: Executor | None,
+        progress: Any = None,
+    ):
         self.text, self.name, self.params, self.executor = text, name, params, executor
         self.memo: dict[_Key, dict[str, Any]] = {}
+        self.progress = progress  # a `explain.progress.ProgressSink`, or None
 
     def run(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
         keys = [_key(c) for c in candidates]
         missing = list(dict.fromkeys(k for k in keys if k not in self.memo))
+        done, total = len(self.memo), len(self.memo) + len(missing)
         if self.executor is None or len(missing) < 2:
-            for k in missing:
+            for i, k in enumerate(missing):
+                self._tick(done + i, total)
                 self.memo[k] = evaluate_candidate(self.text, self.name, k, self.params)
         else:
             futures = [
                 self.executor.submit(evaluate_candidate, self.text, self.name, k, self.params)
                 for k in missing
             ]
-            for k, future in zip(missing, futures, strict=True):
+            for i, (k, future) in enumerate(zip(missing, futures, strict=True)):
+                self._tick(done + i, total)
                 self.memo[k] = future.result()
+        self._tick(total, total)
         return [self.memo[k] for k in keys]
+
+    def _tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(done, total, "evaluating candidates")
 
 
 def _make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:
@@ -363,12 +379,14 @@ def plan_module(
     memory: str | int | None = None,
     params: CostParams = DEFAULT_COST,
     executor: Any = None,
+    progress: Any = None,
 ) -> Plan:
     """The plan for `module` (a `ShardedModule`, `ir.Module` or text) on `mesh` (or the
     module's one mesh), within `memory` bytes per device (``"16GiB"`` or an int).
 
     `executor`: a `concurrent.futures.Executor`, ``"processes"``, ``"inline"``,
     ``"dask://HOST:PORT"``, or None (in-process for small modules, else processes).
+    `progress` (an `explain.progress.ProgressSink`) hears of each candidate evaluated.
     Raises `InfeasibleBudgetError` when no candidate fits the budget.
     """
     from shardwise.io.mlir import write_text
@@ -384,7 +402,7 @@ def plan_module(
     space = build_space(base, mesh_name, mesh_value)
     pool, owned = _make_executor(executor, base)
     try:
-        ev = _Evaluator(text, name, params, pool)
+        ev = _Evaluator(text, name, params, pool, progress)
         standards = standard_plans(space)
         labelled: list[tuple[str, Shardings]] = list(standards.items())
         ev.run([s for _, s in labelled])
