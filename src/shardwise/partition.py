@@ -108,6 +108,7 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     if fuse_collectives:
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
+        _step(_PAD, _check_reshapes_divide, module)
         reductions = record_reductions(module)
         _step(_PAD, pad_for_divisibility, module)
         if not like_shardy:  # padding's pads along a sharded dim: replicated around them
@@ -197,6 +198,30 @@ def _check_permute(op: Op, source: TensorSharding | None, target: TensorSharding
 
 
 _PAD_ATTRS = ("edge_padding_low", "edge_padding_high", "interior_padding")
+
+
+def _check_reshapes_divide(module: Module) -> None:
+    """Padding a reshape's operand and result each to a multiple of its shard count moves the
+    elements (``4 -> 2x2`` on 8 devices: the padded ``8`` reshaped to ``2x4`` is not the padded
+    ``2x2``), and jaxlib 0.10.2's chain writes that wrong program (fuzz --check 2030-129-3):
+    a reshape with a sharding that does not divide its operand or result is rejected."""
+    from shardwise.export.pad_for_divisibility_conversion import padded_type
+    from shardwise.sdy.shardings import get_sharding
+
+    meshes = module.meshes()
+    for op in module.walk():
+        if op.name != "stablehlo.reshape":
+            continue
+        for value in (op.operands[0], op.results[0]):
+            if padded_type(value.type, get_sharding(value), meshes) != value.type:
+                raise ShardwiseError(
+                    f"'stablehlo.reshape' of {op.operands[0].type} to {op.results[0].type}: "
+                    f"the sharding of its {'operand' if value is op.operands[0] else 'result'} "
+                    f"({get_sharding(value)}) does not divide it, and padding both sides moves "
+                    "elements (a wrong program); shard so that the dims divide, or replicate "
+                    "around the reshape with an sdy.sharding_constraint",
+                    op.location,
+                )
 
 
 def needs_padding(module: Module) -> bool:

@@ -402,3 +402,25 @@ def test_sum_over_a_padded_dim_after_exp_checks_equal(executor) -> None:
     partition(module)
     assert check(PAD_THEN_EXP_THEN_SUM, write_text(module), executor=executor).equal
     assert check_module(PAD_THEN_EXP_THEN_SUM).kind == "equal"
+
+
+# Fuzz --check finding 2030-129-3: a reshape whose sharding does not divide (4 -> 2x2 on 8
+# devices): padding both sides (8, 2x4) moves the elements; the reference's chain writes that
+# program, ours rejects the reshape in both modes.
+RESHAPE_PADDED = """sdy.mesh @mesh = <["y"=8]>
+func.func @main(%a6: tensor<4xf32>, %a7: tensor<4xf32>) -> (tensor<2x2xf32>, tensor<4xf32>) {
+  %v9 = sdy.sharding_constraint %a7 <@mesh, [{"y", ?}]> : tensor<4xf32>
+  %v12 = stablehlo.add %v9, %a6 : tensor<4xf32>
+  %v13 = stablehlo.reshape %a6 : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %v13, %v12 : tensor<2x2xf32>, tensor<4xf32>
+}
+"""
+
+
+def test_reshape_of_padded_dims_is_rejected(executor) -> None:
+    local = run_pass(RESHAPE_PADDED, reference_chain(pad=True))
+    assert not check(RESHAPE_PADDED, local, executor=executor).equal
+    for like_shardy in (True, False):
+        with pytest.raises(ShardwiseError, match="padding both sides moves elements"):
+            partition(load_text(RESHAPE_PADDED, "f.mlir"), like_shardy=like_shardy)
+    assert check_module(RESHAPE_PADDED).kind == "skipped-by-partition"
