@@ -124,6 +124,7 @@ def compute_totals(
     bytes_of: Callable[[Value], int],
     peak_flops: float = DEFAULT_PEAK_FLOPS,
     hbm_bandwidth: float = DEFAULT_HBM_BANDWIDTH,
+    runs: dict[int, int] | None = None,
 ) -> ComputeTotals:
     """Sum the roofline time of every StableHLO op of `module` (after explicit reshards),
     each as many times as it runs in one call of the entry function (`runs.op_runs`: loop
@@ -132,7 +133,8 @@ def compute_totals(
     from shardwise.explain.summary import entry_func
 
     meshes = module.meshes()
-    runs = op_runs(module, entry_func(module))
+    if runs is None:  # a caller that counts the collectives too passes the same table
+        runs = op_runs(module, entry_func(module))
     flops = hbm = seconds = 0.0
     sizes: dict[int, int] = {}  # a value is an operand of many ops: its bytes once
 

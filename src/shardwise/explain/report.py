@@ -178,12 +178,13 @@ def _time(kind: str, axes: list[str], n: int, nbytes: int, link: LinkModel) -> f
     return (n - 1) / n * nbytes / bw + (n - 1) * lat
 
 
-def _collectives(module: Module, ops: list[Op], link: LinkModel) -> list[Collective]:
-    """The report entries of the collective `ops`, each counted as often as it runs."""
-    from shardwise.explain.runs import op_runs
-    from shardwise.explain.summary import entry_func
-
-    runs = op_runs(module, entry_func(module))
+def _collectives(
+    module: Module, ops: list[Op], link: LinkModel, runs: dict[int, int] | None = None
+) -> list[Collective]:
+    """The report entries of the collective `ops`, each counted as often as it runs (`runs`:
+    `runs.op_runs` of `module`, computed here if not given)."""
+    if runs is None:
+        runs = op_runs_of(module)
     return [_collective(module, op, link, runs.get(id(op), 0) if runs else 1) for op in ops]
 
 
@@ -236,6 +237,14 @@ def _collectives_of_propagated(module: Module, link: LinkModel) -> list[Collecti
     return _collectives(module, _insert_collectives(module), link)
 
 
+def op_runs_of(module: Module) -> dict[int, int]:
+    """`runs.op_runs` from the module's entry function."""
+    from shardwise.explain.runs import op_runs
+    from shardwise.explain.summary import entry_func
+
+    return op_runs(module, entry_func(module))
+
+
 def _insert_collectives(module: Module) -> list[Op]:
     """The collectives the export passes insert into a propagated module (in place)."""
     from shardwise.passes import run_pass
@@ -278,12 +287,13 @@ def build_report(
     # The explained module is the pipeline's output (explain_module keeps it unchanged): the
     # collectives are read from it instead of propagating a second copy.
     inserted = _insert_collectives(module)
-    report.collectives = _collectives(module, inserted, link)
+    runs = op_runs_of(module)
+    report.collectives = _collectives(module, inserted, link, runs)
     index = {key: i for i, key in enumerate(keys)}
     shardings = [v["sharding"] for v in report.values]
     report.graph = program_graph(module, index, shardings, inserted)
     bytes_of = value_bytes(module)
-    compute_s = compute_totals(module, bytes_of).seconds
+    compute_s = compute_totals(module, bytes_of, runs=runs).seconds
     report.summary = summary(report.collectives, module, bytes_of, compute_s)
     _totals(report)
     return report

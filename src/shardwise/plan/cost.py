@@ -10,15 +10,19 @@ the report's ``summary`` plus a breakdown; the planner ranks plans by ``time_s``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from shardwise.explain.compute import DEFAULT_HBM_BANDWIDTH, DEFAULT_PEAK_FLOPS, compute_totals
-from shardwise.explain.report import LinkModel, _collectives_of_propagated, _value_bytes
+from shardwise.explain.report import (
+    LinkModel,
+    _collectives,
+    _insert_collectives,
+    op_runs_of,
+    value_bytes,
+)
 from shardwise.explain.summary import peak_memory_bytes
-from shardwise.ir import Module, Value
-from shardwise.sdy.shardings import get_sharding
+from shardwise.ir import Module
 
 __all__ = ["DEFAULT_COST", "CostParams", "estimate", "estimate_ir"]
 
@@ -56,29 +60,16 @@ def estimate(module: Any, params: CostParams = CostParams()) -> dict[str, Any]:
     return estimate_ir(load_text(text, name), params)
 
 
-def _bytes_memo(module: Module) -> Callable[[Value], int]:
-    """`_value_bytes` of the report, memoized by (type, sharding): a module has few distinct
-    pairs (repeated layers), and the mesh lookup and shard sizes are most of its cost."""
-    memo: dict[tuple[Any, Any], int] = {}
-
-    def bytes_of(value: Value) -> int:
-        key = (value.type, get_sharding(value))
-        n = memo.get(key)
-        if n is None:
-            n = memo[key] = _value_bytes(module, value)
-        return n
-
-    return bytes_of
-
-
 def estimate_ir(module: Module, params: CostParams = CostParams()) -> dict[str, Any]:
     """`estimate` on an unpropagated module that it may change (propagates it in place)."""
     from shardwise.passes import run_pass
 
     run_pass(module, "sdy-propagation-pipeline")
-    collectives = _collectives_of_propagated(module, params.link())
-    bytes_of = _bytes_memo(module)
-    compute = compute_totals(module, bytes_of, params.peak_flops, params.hbm_bandwidth)
+    inserted = _insert_collectives(module)
+    runs = op_runs_of(module)  # one count of each op's runs for collectives and compute
+    collectives = _collectives(module, inserted, params.link(), runs)
+    bytes_of = value_bytes(module)
+    compute = compute_totals(module, bytes_of, params.peak_flops, params.hbm_bandwidth, runs)
     comm_s = sum(c.time_s for c in collectives)
     per_axis: dict[str, int] = {}
     for c in collectives:
