@@ -32,9 +32,10 @@ program it writes is silently wrong where the reference's would be.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from shardwise.errors import ShardwiseError
-from shardwise.ir import Module, Op
+from shardwise.ir import Module, Op, Value
 from shardwise.passes import sdy_pass
 from shardwise.sharding import TensorSharding
 
@@ -205,7 +206,6 @@ def _check_reshapes_divide(module: Module) -> None:
     elements (``4 -> 2x2`` on 8 devices: the padded ``8`` reshaped to ``2x4`` is not the padded
     ``2x2``), and jaxlib 0.10.2's chain writes that wrong program (fuzz --check 2030-129-3):
     a reshape with a sharding that does not divide its operand or result is rejected."""
-    from shardwise.export.pad_for_divisibility_conversion import padded_type
     from shardwise.sdy.shardings import get_sharding
 
     meshes = module.meshes()
@@ -213,7 +213,7 @@ def _check_reshapes_divide(module: Module) -> None:
         if op.name != "stablehlo.reshape":
             continue
         for value in (op.operands[0], op.results[0]):
-            if padded_type(value.type, get_sharding(value), meshes) != value.type:
+            if _undivided(value, meshes):
                 raise ShardwiseError(
                     f"'stablehlo.reshape' of {op.operands[0].type} to {op.results[0].type}: "
                     f"the sharding of its {'operand' if value is op.operands[0] else 'result'} "
@@ -226,12 +226,17 @@ def _check_reshapes_divide(module: Module) -> None:
 
 def needs_padding(module: Module) -> bool:
     """Whether a value's sharding does not divide its shape (then padding is needed)."""
-    from shardwise.export.pad_for_divisibility_conversion import padded_type
-    from shardwise.sdy.shardings import get_sharding
-
     meshes = module.meshes()
     for op in module.walk():
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
-            if padded_type(value.type, get_sharding(value), meshes) != value.type:
+            if _undivided(value, meshes):
                 return True
     return False
+
+
+def _undivided(value: Value, meshes: dict[str, Any]) -> bool:
+    """Whether `value`'s sharding does not divide its shape (padding changes its type)."""
+    from shardwise.export.pad_for_divisibility_conversion import padded_type
+    from shardwise.sdy.shardings import get_sharding
+
+    return padded_type(value.type, get_sharding(value), meshes) != value.type
