@@ -155,7 +155,7 @@ def _parse(text: str) -> dict:
     from shardwise.io.reference import ReferenceError, run_pass
 
     try:
-        run_pass(text, None, allow_unregistered_dialect=True)
+        run_pass(text, None, allow_unregistered_dialect=True, threads=False)
     except ReferenceError as e:
         return {"parsed": False, "error": "\n".join(e.diagnostics) or str(e)}
     return {"parsed": True, "error": ""}
@@ -166,7 +166,10 @@ def _run(text: str, name: str) -> dict:
 
     try:
         passes = split_passes(name)
-        out = run_pass(text, passes, debug_info=located(text), allow_unregistered_dialect=True)
+        # Forked from the worker: one thread (a forked LLVM thread pool has no threads).
+        out = run_pass(
+            text, passes, debug_info=located(text), allow_unregistered_dialect=True, threads=False
+        )
         return {"ok": True, "text": out}
     except ReferenceError as e:
         return {"ok": False, "text": "\n".join(e.diagnostics) or str(e)}

@@ -65,10 +65,16 @@ def pipeline_text(passes: str | list[str]) -> str:
     return "builtin.module(" + ",".join(parts) + ")"
 
 
-def _context():
+def _context(threads: bool = True):
     from jax._src.interpreters import mlir as jax_mlir
 
-    return jax_mlir.make_ir_context()
+    ctx = jax_mlir.make_ir_context()
+    if not threads:
+        # jax's contexts share one LLVM thread pool, created in the process that imported jax;
+        # a forked child inherits the pool without its threads, and a pass that fans out over
+        # functions then waits forever for them. One thread gives the same output.
+        ctx.enable_multithreading(False)
+    return ctx
 
 
 def parse_and_print(text: str, generic: bool = False) -> str:
@@ -82,16 +88,18 @@ def run_pass(
     generic: bool = False,
     debug_info: bool = False,
     allow_unregistered_dialect: bool = False,
+    threads: bool = True,
 ) -> str:
     """Run `passes` on `text` with Shardy in this process and return the printed module.
 
     `debug_info` prints locations too (to compare the locations passes give new ops);
     `allow_unregistered_dialect` accepts ops of unknown dialects (``sdy_opt
-    -allow-unregistered-dialect``).
+    -allow-unregistered-dialect``); `threads=False` runs the passes on this thread only (what
+    a process forked from one that imported jax must do, see `_context`).
     """
     from jax._src.lib.mlir import ir, passmanager
 
-    with _context() as ctx:
+    with _context(threads) as ctx:
         ctx.allow_unregistered_dialects = allow_unregistered_dialect
         try:
             module = ir.Module.parse(text)
