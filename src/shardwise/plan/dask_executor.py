@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
+from typing import Any
 
 from shardwise.errors import InputError
 
@@ -25,4 +26,20 @@ def dask_executor(address: str) -> Executor:
         client = Client(f"tcp://{address}", timeout=10)
     except OSError as e:
         raise InputError(f"--executor dask://{address}: cannot reach the scheduler: {e}") from None
-    return client.get_executor()
+    return _ClientExecutor(client)
+
+
+class _ClientExecutor(Executor):
+    """The client's executor, which also closes the client on shutdown: a client left open
+    keeps reconnecting (and logging) after its cluster is gone."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._inner = client.get_executor()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return self._inner.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._inner.shutdown(wait=wait)
+        self._client.close()
