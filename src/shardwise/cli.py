@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import functools
 import gc
+import importlib
 import os
 import sys
 import traceback
@@ -18,17 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from shardwise import __version__, passes
-from shardwise.check import cli as check_cli
 from shardwise.errors import InputError, InternalError, Location, ShardwiseError
-from shardwise.explain import cli as explain_cli
-from shardwise.explain import report_cli
-from shardwise.fuzz import cli as fuzz_cli
 from shardwise.ir import Module, Op
-from shardwise.plan import cli as plan_cli
-from shardwise.plan import iopddl_cli
-from shardwise.rules import validate_cli
 
 __all__ = ["main", "console_main", "build_parser", "DEFAULT_PASS", "EXAMPLE"]
 
@@ -287,7 +282,9 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only`, the commands of `_COMMANDS` other than `only`
+    are there by name and help only (their modules are not imported)."""
     parser = argparse.ArgumentParser(
         prog="shardwise",
         description="Sharding propagation for StableHLO + Shardy (sdy) MLIR, in pure Python.",
@@ -327,21 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conservative", action="store_true", help="conservative rules (no sub-axes)")
     p.set_defaults(run=_cmd_rules)
 
-    p = sub.add_parser("fuzz", help="compare with Shardy on random modules (differential fuzzing)")
-    fuzz_cli.build_parser(p)
-    p.set_defaults(run=fuzz_cli.run)
-
-    p = sub.add_parser("explain", help="why a tensor is (not) sharded, axis by axis")
-    explain_cli.build_parser(p)
-    p.set_defaults(run=explain_cli.run)
-
-    p = sub.add_parser("report", help="collectives, bytes and time the sharding implies")
-    report_cli.build_parser(p)
-    p.set_defaults(run=report_cli.run)
-
-    p = sub.add_parser("plan", help="choose the argument shardings: fastest plan within memory")
-    plan_cli.build_parser(p)
-    p.set_defaults(run=plan_cli.run)
+    _add_command(sub, "fuzz", only)
+    _add_command(sub, "explain", only)
+    _add_command(sub, "report", only)
+    _add_command(sub, "plan", only)
 
     p = sub.add_parser("export-hlo", help="add XLA's mhlo.sharding text beside every sdy sharding")
     _add_transform_args(p)
@@ -371,18 +357,53 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=_cmd_partition)
 
-    p = sub.add_parser("check", help="run the partitioned program on simulated devices, compare")
-    check_cli.build_parser(p)
-    p.set_defaults(run=check_cli.run)
-
-    p = sub.add_parser("validate-rule", help="check a sharding rule numerically with numpy")
-    validate_cli.build_parser(p)
-    p.set_defaults(run=validate_cli.run)
-
-    p = sub.add_parser("iopddl", help="solve an IOPDDL contest problem (strategy per node)")
-    iopddl_cli.build_parser(p)
-    p.set_defaults(run=iopddl_cli.run)
+    _add_command(sub, "check", only)
+    _add_command(sub, "validate-rule", only)
+    _add_command(sub, "iopddl", only)
     return parser
+
+
+# Commands whose arguments their own module defines (`build_parser(p)` and `run(args)`), with
+# the one-line help `shardwise --help` lists. Their modules are imported only when the command
+# line names them: `shardwise propagate` does not pay for importing `explain` or `plan`.
+_COMMANDS = {
+    "fuzz": ("shardwise.fuzz.cli", "compare with Shardy on random modules (differential fuzzing)"),
+    "explain": ("shardwise.explain.cli", "why a tensor is (not) sharded, axis by axis"),
+    "report": ("shardwise.explain.report_cli", "collectives, bytes and time the sharding implies"),
+    "plan": ("shardwise.plan.cli", "choose the argument shardings: fastest plan within memory"),
+    "check": (
+        "shardwise.check.cli",
+        "run the partitioned program on simulated devices, compare",
+    ),
+    "validate-rule": (
+        "shardwise.rules.validate_cli",
+        "check a sharding rule numerically with numpy",
+    ),
+    "iopddl": (
+        "shardwise.plan.iopddl_cli",
+        "solve an IOPDDL contest problem (strategy per node)",
+    ),
+}
+
+
+def _add_command(sub: Any, name: str, only: str | None) -> None:
+    """Add command `name`: in full when `only` is None or `name`, else only its name and help
+    (a command line selects one command; the others are never parsed)."""
+    module_name, help_text = _COMMANDS[name]
+    p = sub.add_parser(name, help=help_text)
+    if only in (None, name):
+        module = importlib.import_module(module_name)
+        module.build_parser(p)
+        p.set_defaults(run=module.run)
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command an argument list selects: its first word that is not an option (the
+    top-level options take no values); None when there is none (``--help``)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 _BUG_HINT = "this is a bug in shardwise; please report it with the input file and the command line"
@@ -454,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``shardwise`` command; returns the exit status."""
     from shardwise.rules.registry import UnknownOpWarning, reset_unknown_op_warnings
 
-    parser = _shared_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _shared_parser(_command_named(argv))
     args = parser.parse_args(argv)
     reset_unknown_op_warnings()  # once per op name per run
     with warnings.catch_warnings(), _fewer_gc_passes():
@@ -465,10 +487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 @functools.cache
-def _shared_parser() -> argparse.ArgumentParser:
-    """`build_parser`, built once per process: building it costs ~5 ms, an eighth of a
+def _shared_parser(only: str | None) -> argparse.ArgumentParser:
+    """`build_parser(only)`, built once per process: building it costs ~5 ms, an eighth of a
     small model's whole run in process (`parse_args` leaves the parser as it was)."""
-    return build_parser()
+    return build_parser(only)
 
 
 @contextlib.contextmanager

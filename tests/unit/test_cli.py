@@ -430,3 +430,29 @@ def test_func_passes_of_shardy_run_nested_in_func_func() -> None:
         cli.passes.prepare_pass(f"builtin.module(func.func({name}))")
     with pytest.raises(cli.passes.ShardwiseError, match="runs on the module"):
         cli.passes.prepare_pass("builtin.module(func.func(symbol-dce))")
+
+
+def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
+    # `propagate` must not pay for the modules of `explain`, `report`, `plan`, `check`, `fuzz`;
+    # every command is still listed by `--help` and runs when named.
+    code = (
+        "import sys\n"
+        "from shardwise import cli\n"
+        f"assert cli.main(['propagate', '-o', {str(tmp_path / 'o.mlir')!r}]) == 0\n"
+        "print(sorted({m for m in sys.modules if m.startswith('shardwise.')}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(ast.literal_eval(out))
+    assert "shardwise.propagation.propagation_pipeline" in loaded
+    # `shardwise.plan` itself is the light `shardwise.plan()` function `import shardwise` loads.
+    heavy = {m for m in loaded if m.split(".")[1] in ("explain", "plan", "check", "fuzz")}
+    assert heavy <= {"shardwise.plan"}, heavy
+    listed = cli.build_parser("propagate").format_help()
+    for name in cli._COMMANDS:
+        assert name in listed
+    assert (
+        "--memory"
+        in cli.build_parser("plan")._subparsers._group_actions[0].choices["plan"].format_help()
+    )
