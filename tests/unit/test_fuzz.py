@@ -417,3 +417,18 @@ def test_a_known_reference_defect_is_not_a_divergence() -> None:
         ref, status = compare_module(worker, _GATHER_I32, [chain, "sdy-propagation-pipeline"])
     assert status[1] == "match"
     assert status[0] in ("defect", "crash")  # the reference crashes on some runs
+
+
+def test_the_worker_runs_a_module_on_which_threaded_shardy_hangs() -> None:
+    # Module 2099-32-0 (4 functions, a case, manual computations): Shardy's
+    # sdy-pad-for-divisibility after the pipeline never returns when the pass manager runs on
+    # jax's thread pool; on one thread it stops with a verifier error. The worker runs one
+    # thread, so the campaign gets the reference's answer instead of a 60 s timeout "crash".
+    from shardwise.fuzz.worker import ReferenceWorker
+
+    text = print_program(generate_program("2099-32-0"))
+    with ReferenceWorker(timeout=30) as worker:
+        out = worker.run(text, ["sdy-propagation-pipeline,sdy-pad-for-divisibility"])
+    assert out.parsed and not out.crashed and out.pass_crashed == (False,)
+    ok, error = out.outputs[0]
+    assert not ok and "number of output elements (1536)" in error

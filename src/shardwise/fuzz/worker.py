@@ -166,7 +166,7 @@ def _run(text: str, name: str) -> dict:
 
     try:
         passes = split_passes(name)
-        # Forked from the worker: one thread (a forked LLVM thread pool has no threads).
+        # One thread: Shardy on jax's thread pool hangs on some modules (see `_context`).
         out = run_pass(
             text, passes, debug_info=located(text), allow_unregistered_dialect=True, threads=False
         )
