@@ -19,11 +19,8 @@ The jaxlib 0.10.2 build has only the ``enable-halo-exchange`` option (default tr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
 
 from shardwise.errors import VerifyError
-from shardwise.export.explicit_reshards.insert_explicit_reshards import _FuncPass
 from shardwise.export.explicit_reshards.process_op import OpContext, insert_explicit_reshards
 from shardwise.export.explicit_reshards.unreduced import Builder, MeshTable
 from shardwise.export.export_utils import is_communication_free_slice_dim
@@ -54,21 +51,6 @@ def resolve_permutation_factors(module: Module, enable_halo_exchange: bool = Tru
         if reverse is not None and op.name == "stablehlo.reverse" and reverse.rewrite(op):
             continue
         _replicate_permutation_factors(op, rule, meshes)
-
-
-@dataclass(frozen=True, slots=True)
-class _MeshesOnly:
-    """What `getCommonMeshName` of `sdy-insert-explicit-reshards` reads of its pass object."""
-
-    meshes: MeshTable
-
-
-def _common_mesh_name(
-    ins: list[TensorSharding | None], outs: list[TensorSharding | None], meshes: MeshTable
-) -> str | None:
-    """`getCommonMeshName(..., ignoreDeviceIds=true)`, as `sdy-insert-explicit-reshards` has
-    it (none, different meshes or a maximal one: None)."""
-    return _FuncPass.common_mesh_name(cast(Any, _MeshesOnly(meshes)), ins, outs)
 
 
 def _replicate_permutation_factors(op: Op, rule: OpShardingRule, meshes: MeshTable) -> None:
@@ -105,7 +87,7 @@ def unshard_factors(
     `keep(op, factor, in_shardings, out_shardings, mesh)` holds stays as it is."""
     in_shardings = [get_sharding(v) for v in op.operands]
     out_shardings = [get_sharding(v) for v in op.results]
-    mesh_name = _common_mesh_name(in_shardings, out_shardings, meshes)
+    mesh_name = meshes.common_mesh_name(in_shardings, out_shardings)
     if mesh_name is None:
         return
     mesh = meshes.of_name(mesh_name)

@@ -268,7 +268,15 @@ def _check_device_orders(op: Op, meshes: dict[str, object]) -> None:
 
 # The identity of each reduction op, as a constant's ``dense<...>`` text may spell it.
 _IDENTITIES = {
-    "stablehlo.add": {"0", "0.0", "-0.0", "0.000000e+00", "-0.000000e+00", "false", "(0.000000e+00,0.000000e+00)"},
+    "stablehlo.add": {
+        "0",
+        "0.0",
+        "-0.0",
+        "0.000000e+00",
+        "-0.000000e+00",
+        "false",
+        "(0.000000e+00,0.000000e+00)",
+    },
     "stablehlo.or": {"false", "0"},
     "stablehlo.multiply": {"1", "1.0", "1.000000e+00", "true"},
     "stablehlo.and": {"true", "1", "-1"},

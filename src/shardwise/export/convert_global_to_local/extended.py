@@ -177,4 +177,3 @@ _PATTERNS = {
     "stablehlo.constant": constant,
     "stablehlo.dynamic_slice": dynamic_slice,
 }
-

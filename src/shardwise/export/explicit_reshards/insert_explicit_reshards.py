@@ -57,7 +57,6 @@ from shardwise.export.explicit_reshards.unreduced import (
 from shardwise.export.sharding_scan import scan_shardings
 from shardwise.ir import Module, Op, SymbolTable, Value
 from shardwise.ir.walk import walk_post_order_visiting
-from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.propagation.projection import Axes, ShardingProjection
 from shardwise.rules.registry import get_or_create_sharding_rule
@@ -408,37 +407,4 @@ class _FuncPass:
     def common_mesh_name(
         self, ins: list[TensorSharding | None], outs: list[TensorSharding | None]
     ) -> str | None:
-        """The mesh all shardings share (ignoring device order), None if none/different/maximal;
-        among meshes that differ in device order, the most common one of sharded tensors."""
-        refs = {s.mesh_or_ref for s in ins + outs if s is not None}
-        if len(refs) == 1 and isinstance(single := next(iter(refs)), str):
-            # The usual case, every sharding naming one mesh: the walk below would pick it.
-            return None if self.meshes.of_name(single).is_maximal else single
-        ref = None
-        mesh: Mesh | None = None
-        for s in ins + outs:
-            if s is None:
-                continue
-            other = self.meshes.of(s)
-            if mesh is None or mesh.is_empty:
-                mesh, ref = other, s.mesh_or_ref
-                continue
-            if other.is_empty:
-                continue
-            if not other.equals(mesh, ignore_device_ids=True):
-                return None
-            if not other.device_ids:
-                mesh, ref = other, s.mesh_or_ref
-        if ref is None or not isinstance(ref, str) or self.meshes.of_name(ref).is_maximal:
-            return None
-        counts: dict[str, int] = {}
-        best, best_count = ref, 0
-        for s in ins + outs:
-            if s is None or s.is_fully_replicated:
-                continue
-            name = s.mesh_or_ref
-            assert isinstance(name, str)
-            counts[name] = counts.get(name, 0) + 1
-            if counts[name] > best_count:
-                best, best_count = name, counts[name]
-        return best
+        return self.meshes.common_mesh_name(ins, outs)

@@ -57,6 +57,45 @@ class MeshTable:
             raise InternalError(f"unknown mesh @{name}")
         return mesh
 
+    def common_mesh_name(
+        self, ins: list[TensorSharding | None], outs: list[TensorSharding | None]
+    ) -> str | None:
+        """`getCommonMeshName(..., ignoreDeviceIds=true)` of `sdy-insert-explicit-reshards`: the
+        mesh all shardings share (ignoring device order), None if none/different/maximal;
+        among meshes that differ in device order, the most common one of sharded tensors."""
+        refs = {s.mesh_or_ref for s in ins + outs if s is not None}
+        if len(refs) == 1 and isinstance(single := next(iter(refs)), str):
+            # The usual case, every sharding naming one mesh: the walk below would pick it.
+            return None if self.of_name(single).is_maximal else single
+        ref = None
+        mesh: Mesh | None = None
+        for s in ins + outs:
+            if s is None:
+                continue
+            other = self.of(s)
+            if mesh is None or mesh.is_empty:
+                mesh, ref = other, s.mesh_or_ref
+                continue
+            if other.is_empty:
+                continue
+            if not other.equals(mesh, ignore_device_ids=True):
+                return None
+            if not other.device_ids:
+                mesh, ref = other, s.mesh_or_ref
+        if ref is None or not isinstance(ref, str) or self.of_name(ref).is_maximal:
+            return None
+        counts: dict[str, int] = {}
+        best, best_count = ref, 0
+        for s in ins + outs:
+            if s is None or s.is_fully_replicated:
+                continue
+            name = s.mesh_or_ref
+            assert isinstance(name, str)
+            counts[name] = counts.get(name, 0) + 1
+            if counts[name] > best_count:
+                best, best_count = name, counts[name]
+        return best
+
 
 class Builder:
     """An insertion point: new ops go before `anchor` in `block` (at the end if None).

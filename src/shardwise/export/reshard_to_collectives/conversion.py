@@ -79,9 +79,7 @@ def _is_legal(reshard: Op, meshes: _Meshes, keep_redundant_reshards: bool) -> bo
     return in_sharding is not None and not _equivalent_on_mesh(in_sharding, out_sharding, meshes)
 
 
-def _convert(
-    reshard: Op, value: Value, meshes: _Meshes, replacements: dict[Value, Value]
-) -> Value:
+def _convert(reshard: Op, value: Value, meshes: _Meshes, replacements: dict[Value, Value]) -> Value:
     """`ReshardPattern::matchAndRewrite`: the value replacing `reshard` (input `value`).
 
     A barrier bypassed may read an earlier reshard, already converted: its replacement is
