@@ -9,6 +9,8 @@ have written a valid module. Ours must stop too, naming the pass (found by the f
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from shardwise.errors import VerifyError
@@ -48,3 +50,54 @@ def test_valid_chain_matches_the_reference() -> None:
     module = load_text(VALID)
     run_ours(module, CHAIN)
     assert write_text(module) == run_pass(VALID, CHAIN.split(","))
+
+
+# The partition chain changes value types, and ours must stop where the reference's verifier
+# does (campaign of 2026-12-02, seeds 2111-322-0 and 2102-490-0: ours wrote both modules
+# invalid). Only MLIR's verifier has every op's own type checks: a module left with a result
+# type its operands no longer give is an error when it is written; padding checks the shapes
+# of the ops it rewrites itself.
+PARTITION_CHAIN = (
+    "sdy-propagation-pipeline,sdy-insert-explicit-reshards{enable-full-version=true},"
+    "sdy-reshard-to-collectives,sdy-pad-for-divisibility,sdy-convert-global-to-local"
+)
+# A dot_general of operands on two meshes: no common mesh, no reshard, then local operand
+# types under a global result type.
+DOT_ON_TWO_MESHES = """sdy.mesh @mesh = <["y"=1, "x"=1]>
+sdy.mesh @mesh2 = <["z"=3]>
+func.func @main(%a: tensor<6x3xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"z"}, {}]>},
+                %b: tensor<3x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+    -> tensor<3x6x12xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [] x [] : (tensor<6x3xf32>, tensor<3x12xf32>) -> tensor<3x6x12xf32>
+  return %0 : tensor<3x6x12xf32>
+}
+"""
+# A size-1 update sharded on a 3-device axis, padded to 3 elements, into a 2-element operand.
+PADDED_UPDATE = """sdy.mesh @mesh = <["y"=3]>
+func.func @main(%a: tensor<2xf32>, %b: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> tensor<2xf32> {
+  %0 = stablehlo.slice %b [4:7:3] : (tensor<8xf32>) -> tensor<1xf32>
+  %1 = stablehlo.constant dense<0> : tensor<i32>
+  %2 = stablehlo.dynamic_update_slice %a, %0, %1 : (tensor<2xf32>, tensor<1xf32>, tensor<i32>) -> tensor<2xf32>
+  return %2 : tensor<2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "chain", "message"),
+    [
+        (DOT_ON_TWO_MESHES, PARTITION_CHAIN, "inferred shape '[3, 2, 12]' is incompatible"),
+        (PADDED_UPDATE, PARTITION_CHAIN, "update to be in range [0, 2]. Got: 3"),
+        (PADDED_UPDATE, PARTITION_CHAIN.rsplit(",", 1)[0], "update to be in range [0, 2]"),
+    ],
+    ids=["dot-two-meshes", "padded-update", "padded-update-without-g2l"],
+)
+def test_a_chain_that_leaves_invalid_types_stops(text, chain, message) -> None:
+    with pytest.raises(ReferenceError) as ref:
+        run_pass(text, chain.split(","))
+    assert any(message in d for d in ref.value.diagnostics), ref.value.diagnostics
+    module = load_text(text, "chain.mlir")
+    with pytest.raises(VerifyError, match=re.escape(message)) as info:
+        run_ours(module, chain)
+        write_text(module)
+    assert str(info.value).startswith("chain.mlir:")

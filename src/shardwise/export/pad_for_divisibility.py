@@ -43,6 +43,7 @@ _CAST = "builtin.unrealized_conversion_cast"
 def pad_for_divisibility(module: Module) -> None:
     """The pass on every ``func.func`` of `module`, in order (the pass manager's nesting)."""
     meshes = module.meshes()
+    module.types_changed = True
     for func in module.funcs:
         pad_func_for_divisibility(func, meshes)
 

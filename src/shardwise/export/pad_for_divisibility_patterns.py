@@ -207,6 +207,13 @@ def _check_shapes(op: Op) -> None:
         bad = _pad_shape(op, ins[0]) != outs[0]
     elif name == "stablehlo.dynamic_update_slice":
         bad = ins[0] != outs[0]
+        for d, (update, size) in enumerate(zip(ins[1], ins[0], strict=True)):
+            if update > size:  # a padded update larger than the (unpadded) operand
+                raise VerifyError(
+                    f"expects size at dimension {d} of update to be in range [0, {size}]. "
+                    f"Got: {update}.",
+                    op.location,
+                )
     elif name in _CHECKED_INFERENCE:
         inferred = _inferred_shapes(op, list(op.operands))
         assert inferred is not None

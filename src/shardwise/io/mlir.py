@@ -442,6 +442,11 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
     """
     if debug_info is None:
         debug_info = has_explicit_locations(module)
+    if module.types_changed:
+        # Local or padded types: MLIR verifies them as it reads our text back (an op whose
+        # result type no longer follows from its operands is a located `VerifyError`, as the
+        # reference's pass manager reports it), never a module written invalid.
+        return _write_with_mlir(module, generic, debug_info)
     if not generic and not debug_info:
         fast = _print_pretty(module)
         if fast is not None:

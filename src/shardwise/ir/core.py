@@ -359,6 +359,9 @@ class Module:
         # ops' names (MLIR gives them no traits: no rule, unknown effects, maybe a symbol table).
         self.allow_unregistered_dialect = False
         self.unregistered_ops: frozenset[str] = frozenset()
+        # A pass changed value types (global to local, padding): the ops' own type checks,
+        # which only MLIR's verifier has (stablehlo shape inference), run when it is written.
+        self.types_changed = False
 
     @property
     def body(self) -> Block:

@@ -92,6 +92,7 @@ def convert_global_to_local(
 def convert(module: Module, options: ConversionOptions) -> None:
     """The conversion with `options` (``beyond_reference``: `shardwise partition`'s mode)."""
     token = SUB_AXES.set(options.beyond_reference)
+    module.types_changed = True
     try:
         _convert(module, options)
     finally:
