@@ -34,16 +34,17 @@ from shardwise.errors import Location
 __all__ = ["LocationAliases"]
 
 # Markers in the printout (never in a text the pretty printer accepts: it checks that every
-# text is printable ASCII): visit as an op's location, visit as an argument's, print the alias.
-_VISIT_OP, _VISIT_ARG, _REF, _END = "\x02", "\x04", "\x05", "\x03"
-_MARKER_RE = re.compile("[\x02\x04\x05]([0-9]+)\x03")
-_MARKERS = frozenset("\x02\x04\x05\x03")
+# text is printable ASCII): visit as an op's location, visit as an argument's, print the alias,
+# visit as an op's location and print its alias (an op with nothing located inside it).
+_VISIT_OP, _VISIT_ARG, _REF, _OP, _END = "\x02", "\x04", "\x05", "\x06", "\x03"
+_MARKER_RE = re.compile("([\x02\x04\x05\x06][0-9]+\x03)")
+_MARKERS = frozenset("\x02\x03\x04\x05\x06")
 # Tokens of a location's text: a string, a position after a file name, a keyword, punctuation.
 _TOKEN_RE = re.compile(
     r'"(?:[^"\\]|\\.)*"|:[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?|callsite\(|fused|unknown'
     r"| at |, |[()\[\]<>]"
 )
-_PLAIN_FILE_RE = re.compile(r'[ !#-\[\]-~]*')
+_PLAIN_FILE_RE = re.compile(r"[ !#-\[\]-~]*")
 
 # Node kinds.
 _UNKNOWN, _FILE, _NAME, _CALLSITE, _FUSED = range(5)
@@ -174,6 +175,10 @@ class LocationAliases:
         """The marker of `node`'s alias (``#locN`` once numbered)."""
         return _REF + str(node) + _END
 
+    def op(self, node: int) -> str:
+        """`visit_op` and `ref` at once, for an op without regions (nothing visited inside)."""
+        return _OP + str(node) + _END
+
     def inline(self, node: int) -> str:
         """A block argument's `` loc(...)``: visited there, its top level printed inline."""
         return " " + _VISIT_ARG + str(node) + _END + "loc(" + self.body(node, self.ref) + ")"
@@ -225,10 +230,12 @@ class LocationAliases:
                 for child in children[node]:
                     settle(child)
 
-        for m in _MARKER_RE.finditer(text):
-            kind = text[m.start()]
-            if kind != _REF:
-                visit(int(m.group(1)), kind == _VISIT_OP)
+        # Text, marker, text, marker, ..., text.
+        pieces = _MARKER_RE.split(text)
+        markers = pieces[1::2]
+        for marker in markers:
+            if marker[0] != _REF:
+                visit(int(marker[1:-1]), marker[0] != _VISIT_ARG)
         ranked = sorted(order, key=lambda n: (depth[n], order[n]))
         names = {n: "#loc" + (str(i) if i else "") for i, n in enumerate(ranked)}
         name_of = names.__getitem__
@@ -237,8 +244,9 @@ class LocationAliases:
         for n in ranked:
             line = names[n] + " = loc(" + self.body(n, name_of) + ")\n"
             (late if deferrable[n] else early).append(line)
-
-        def replace(m: re.Match[str]) -> str:
-            return names[int(m.group(1))] if text[m.start()] == _REF else ""
-
-        return "".join(early) + _MARKER_RE.sub(replace, text) + "".join(late)
+        printed = {
+            m: "" if m[0] == _VISIT_OP or m[0] == _VISIT_ARG else names[int(m[1:-1])]
+            for m in set(markers)
+        }
+        pieces[1::2] = [printed[m] for m in markers]
+        return "".join(early) + "".join(pieces) + "".join(late)

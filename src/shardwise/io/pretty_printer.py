@@ -415,6 +415,10 @@ class Printer:
         locs = self.locs
         assert locs is not None
         node = locs.node(op.loc_text, op.location)
+        if not op.regions:
+            if op.results:
+                return indent + self.defs[id(op)] + " = " + body + " loc(" + locs.op(node) + ")\n"
+            return indent + body + " loc(" + locs.op(node) + ")\n"
         head = indent + locs.visit_op(node)
         if op.results:
             head += self.defs[id(op)] + " = "
