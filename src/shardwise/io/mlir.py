@@ -2,9 +2,10 @@
 
 Loading parses (and verifies) the user's text with the bindings, prints it in generic form
 (with debug info if the text has its own) and reads that with our pure-Python parser
-(`shardwise.io.generic`). Writing
-goes the other way: our IR -> generic text -> bindings -> MLIR's own printout, so the output
-is exactly what MLIR/Shardy prints for the same module.
+(`shardwise.io.generic`). Writing prints MLIR's pretty form in pure Python where it can
+(`pretty_printer`, with or without locations), else goes the other way: our IR -> generic
+text -> bindings -> MLIR's own printout; either way the output is exactly what MLIR/Shardy
+prints for the same module.
 
 Positions: every op and block argument gets `location` = where it starts in the user's file.
 When the file carries its own ``loc(...)`` annotations (JAX output does), those are kept as

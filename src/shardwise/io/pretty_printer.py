@@ -1,8 +1,9 @@
 """The pretty-form printer: `shardwise.ir` -> the text MLIR prints in its custom assembly form.
 
 Pure Python (no jax): prints exactly what ``Operation.get_asm(print_generic_op_form=False,
-enable_debug_info=False)`` of the MLIR bindings prints for the same module, for the ops it
-knows (per-op formats in `pretty_ops`). Anything else - an op without a format here, an
+enable_debug_info=...)`` of the MLIR bindings prints for the same module, for the ops it
+knows (per-op formats in `pretty_ops`; with debug info, the locations and their ``#loc``
+alias table as `pretty_locations` prints them). Anything else - an op without a format here, an
 attribute text it has not verified, a construct MLIR would print with an alias - raises
 `Unsupported` for the whole module, and the caller takes the MLIR path instead: giving up is
 always correct, a wrong text never is.
