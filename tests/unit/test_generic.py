@@ -85,6 +85,26 @@ def test_resolve_loc_aliases_nested_and_strings() -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        '"op"() : () -> () loc(#loc1)\n#loc = loc(unknown)\n#loc1 = loc("f"(#loc))\n',
+        '#loc = loc(unknown)\n"op"() : () -> () loc(#loc1)\n#loc1 = loc("f"(#loc))\n',
+        '#loc = loc(unknown)\n"a"() : () -> () loc(#loc1)\n#loc1 = loc("f"(#loc))\n"b"() : () -> ()\n',
+    ],
+    ids=["after", "before-and-after", "in-the-middle"],
+)
+def test_resolve_loc_aliases_wherever_the_lines_are(text: str) -> None:
+    """MLIR prints its alias lines before and after the module; any other line is found too."""
+    body, aliases = gen.resolve_loc_aliases(text)
+    assert " = loc(" not in body
+    assert [line.split(" :")[0] for line in body.split("\n") if line] == [
+        line.split(" :")[0] for line in text.split("\n") if line.startswith('"')
+    ]
+    assert aliases["#loc1"] == 'loc("f"(unknown))'
+    assert aliases["#loc"] == "loc(unknown)"
+
+
+@pytest.mark.parametrize(
     ("loc", "expected"),
     [
         ('loc("-":3:8)', Location("f.mlir", 3, 8)),

@@ -81,12 +81,40 @@ def offset_location(text: str, pos: int, filename: str = "-") -> Location:
 # -- locations ---------------------------------------------------------------------------------
 
 
+def _alias_tables(text: str) -> tuple[str, dict[str, str]] | None:
+    """The text without the alias lines MLIR prints before and after the module, and those
+    aliases; None if an alias line is anywhere else (then every line is searched)."""
+    start = 0
+    while text.startswith("#loc", start):
+        nl = text.find("\n", start)
+        start = len(text) if nl < 0 else nl + 1
+    end = len(text)
+    while end > start:
+        line_start = text.rfind("\n", start, end - 1) + 1
+        if line_start < start or not text.startswith("#loc", line_start):
+            break
+        end = line_start
+    if text.find("\n#loc", start, end) >= 0:
+        return None
+    raw: dict[str, str] = {}
+    for line in (text[:start] + text[end:]).splitlines():
+        m = _ALIAS_LINE_RE.fullmatch(line)
+        if m is None:
+            return None
+        raw[m.group(1)] = m.group(2)
+    return text[start:end], raw
+
+
 def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
     """Strip the ``#locN = loc(...)`` lines; return the rest and the fully resolved aliases."""
     if "#loc" not in text:  # printed in local scope: no aliases
         return text, {}
-    raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
-    body = _ALIAS_LINE_RE.sub("", text) if raw else text
+    tables = _alias_tables(text)
+    if tables is not None:
+        body, raw = tables
+    else:
+        raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
+        body = _ALIAS_LINE_RE.sub("", text) if raw else text
     resolved: dict[str, str] = {}
 
     def resolve(name: str, seen: frozenset[str]) -> str:

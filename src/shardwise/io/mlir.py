@@ -2,9 +2,10 @@
 
 Loading parses (and verifies) the user's text with the bindings, prints it in generic form
 (with debug info if the text has its own) and reads that with our pure-Python parser
-(`shardwise.io.generic`). Writing
-goes the other way: our IR -> generic text -> bindings -> MLIR's own printout, so the output
-is exactly what MLIR/Shardy prints for the same module.
+(`shardwise.io.generic`). Writing prints MLIR's pretty form in pure Python where it can
+(`pretty_printer`, with or without locations), else goes the other way: our IR -> generic
+text -> bindings -> MLIR's own printout; either way the output is exactly what MLIR/Shardy
+prints for the same module.
 
 Positions: every op and block argument gets `location` = where it starts in the user's file.
 When the file carries its own ``loc(...)`` annotations (JAX output does), those are kept as
@@ -437,8 +438,8 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
     `debug_info` None: print ``loc(...)`` only if the input had explicit locations, so an
     unchanged module gives back what the reference prints for the input.
 
-    The pretty form without locations is printed in pure Python (`pretty_printer`) when it
-    knows every op of the module; otherwise, and for the other forms, MLIR prints it.
+    The pretty form (with or without locations) is printed in pure Python (`pretty_printer`)
+    when it knows every op of the module; otherwise, and for the generic form, MLIR prints it.
     """
     if debug_info is None:
         debug_info = has_explicit_locations(module)
@@ -447,8 +448,8 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
         # result type no longer follows from its operands is a located `VerifyError`, as the
         # reference's pass manager reports it), never a module written invalid.
         return _write_with_mlir(module, generic, debug_info)
-    if not generic and not debug_info:
-        fast = _print_pretty(module)
+    if not generic:
+        fast = _print_pretty(module, debug_info)
         if fast is not None:
             if CHECK_PRETTY:
                 try:
@@ -463,12 +464,14 @@ def write_text(module: ir.Module, generic: bool = False, debug_info: bool | None
     return _write_with_mlir(module, generic, debug_info)
 
 
-def _print_pretty(module: ir.Module) -> str | None:
+def _print_pretty(module: ir.Module, debug_info: bool = False) -> str | None:
     """The pure-Python pretty printout, or None where it gives up."""
     from shardwise.io import pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401  (registers its formats)
 
     try:
-        return pretty_printer.print_pretty(module, pretty_ops.OP_PRINTERS, pretty_ops.NAME_HINTS)
+        return pretty_printer.print_pretty(
+            module, pretty_ops.OP_PRINTERS, pretty_ops.NAME_HINTS, debug_info
+        )
     except pretty_printer.Unsupported:
         return None
 

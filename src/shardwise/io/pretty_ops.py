@@ -146,7 +146,7 @@ def _func(p: Printer, op: ir.Op, indent: str, name: str) -> str:
         if arg_dicts is not None:
             _check_func_sharding(p, arg_dicts[i], arg.type)
             text += _dict_suffix(p, arg_dicts[i])
-        parts.append(text)
+        parts.append(text + p.arg_loc(arg))
     result_types = ir.func_result_types(op)
     type_texts = [p.type_text(t) for t in result_types]
     # The signature is printed from the entry block and `function_type`'s results: they must

@@ -1,8 +1,9 @@
 """The pretty-form printer: `shardwise.ir` -> the text MLIR prints in its custom assembly form.
 
 Pure Python (no jax): prints exactly what ``Operation.get_asm(print_generic_op_form=False,
-enable_debug_info=False)`` of the MLIR bindings prints for the same module, for the ops it
-knows (per-op formats in `pretty_ops`). Anything else - an op without a format here, an
+enable_debug_info=...)`` of the MLIR bindings prints for the same module, for the ops it
+knows (per-op formats in `pretty_ops`; with debug info, the locations and their ``#loc``
+alias table as `pretty_locations` prints them). Anything else - an op without a format here, an
 attribute text it has not verified, a construct MLIR would print with an alias - raises
 `Unsupported` for the whole module, and the caller takes the MLIR path instead: giving up is
 always correct, a wrong text never is.
@@ -30,6 +31,7 @@ from typing import Any
 from shardwise import ir
 from shardwise.errors import VerifyError
 from shardwise.io.generic_text import RESOURCES
+from shardwise.io.pretty_locations import LocationAliases
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 from shardwise.verify import verify_sharding_per_value, verify_tensor_sharding
 
@@ -113,6 +115,15 @@ class Printer:
         self.manual_axes: dict[str, Any] = {}
         # Block-argument names a parent op gives its regions (``iterArg``), by op name.
         self.arg_hints: dict[str, str] = {"stablehlo.while": "iterArg"}
+        # With debug info: the locations printed (markers in the text until `finish`).
+        self.locs: LocationAliases | None = None
+
+    def arg_loc(self, arg: ir.Value) -> str:
+        """A block argument's `` loc(...)`` with debug info, else nothing."""
+        locs = self.locs
+        if locs is None:
+            return ""
+        return locs.inline(locs.node(arg.loc_text, arg.location))
 
     # -- texts ------------------------------------------------------------------------------
 
@@ -361,6 +372,7 @@ class Printer:
         attr_ids = self.attr_ids
         types = self.types
         valid = self.valid
+        locs = self.locs
         for op in block.ops:
             op_name = op.name
             name = short.get(op_name)
@@ -369,7 +381,9 @@ class Printer:
             printer = printers.get(op_name)
             if printer is None or op.successors:
                 raise Unsupported(f"op {op_name}")
-            if op.results:
+            if locs is not None:
+                append(self.located_op(op, inner, printer(self, op, inner, name)))
+            elif op.results:
                 append(inner + defs[id(op)] + " = " + printer(self, op, inner, name) + "\n")
             else:
                 append(inner + printer(self, op, inner, name) + "\n")
@@ -388,7 +402,28 @@ class Printer:
     def region_args(self, block: ir.Block) -> str:
         names = self.names
         type_text = self.type_text
+        if self.locs is not None:
+            arg_loc = self.arg_loc
+            return ", ".join([names[a] + ": " + type_text(a.type) + arg_loc(a) for a in block.args])
         return ", ".join([names[a] + ": " + type_text(a.type) for a in block.args])
+
+    def located_op(self, op: ir.Op, indent: str, body: str) -> str:
+        """An op's line with debug info: visited where it starts, its alias at the end.
+
+        `body` is printed first (it visits the locations inside the op), the marker of the op's
+        own visit goes before it: MLIR visits an op's location before anything in the op.
+        """
+        locs = self.locs
+        assert locs is not None
+        node = locs.node(op.loc_text, op.location)
+        if not op.regions:
+            if op.results:
+                return indent + self.defs[id(op)] + " = " + body + " loc(" + locs.op(node) + ")\n"
+            return indent + body + " loc(" + locs.op(node) + ")\n"
+        head = indent + locs.visit_op(node)
+        if op.results:
+            head += self.defs[id(op)] + " = "
+        return head + body + " loc(" + locs.ref(node) + ")\n"
 
     def op_line(self, op: ir.Op, indent: str, dialect: str) -> str:
         """One op (not in a region: the top op) as a line."""
@@ -396,6 +431,8 @@ class Printer:
         if printer is None or op.successors:
             raise Unsupported(f"op {op.name}")
         body = printer(self, op, indent, _short_name(op.name, dialect))
+        if self.locs is not None:
+            return self.located_op(op, indent, body)
         if op.results:
             return indent + self.defs[id(op)] + " = " + body + "\n"
         return indent + body + "\n"
@@ -424,14 +461,21 @@ def _short_name(name: str, dialect: str) -> str:
 
 
 def print_pretty(
-    module: ir.Module, ops: dict[str, OpPrinter], hints: dict[str, Callable[[ir.Op], list[str]]]
+    module: ir.Module,
+    ops: dict[str, OpPrinter],
+    hints: dict[str, Callable[[ir.Op], list[str]]],
+    debug_info: bool = False,
 ) -> str:
-    """The module as MLIR prints it in pretty form without locations; `Unsupported` if unsure."""
+    """The module as MLIR prints it in pretty form (with its locations if `debug_info`);
+    `Unsupported` if unsure."""
     if RESOURCES.get(module) is not None:
         raise Unsupported("dialect resources")
     printer = Printer(ops, hints)
     printer.meshes = module.meshes()
+    if debug_info:
+        printer.locs = LocationAliases(Unsupported)
     top = module.op
     if top.results or top.operands or len(top.regions) != 1:
         raise Unsupported("module signature")
-    return printer.op_line(top, "", "builtin")
+    text = printer.op_line(top, "", "builtin")
+    return text if printer.locs is None else printer.locs.finish(text)

@@ -307,7 +307,8 @@ def _reduce(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     text += "\n" + indent + " reducer"
     for i in range(n):
         a, b = args[i], args[i + n]
-        text += f"({names[a]}: {type_text(a.type)}, {names[b]}: {type_text(b.type)}) "
+        text += f"({names[a]}: {type_text(a.type)}{p.arg_loc(a)}, "
+        text += f"{names[b]}: {type_text(b.type)}{p.arg_loc(b)}) "
     return text + " " + body
 
 
