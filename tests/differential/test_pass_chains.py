@@ -81,6 +81,16 @@ func.func @main(%a: tensor<2xf32>, %b: tensor<8xf32> {sdy.sharding = #sdy.shardi
   return %2 : tensor<2xf32>
 }
 """
+# A transpose from a 1-device mesh to a result sharded on a 4-device axis: its padded result
+# (1 -> 4) is not what its unpadded operand gives; g2l would make it valid again (2117-494-0).
+PADDED_TRANSPOSE = """sdy.mesh @mesh = <["z"=1, "x"=1]>
+sdy.mesh @mesh2 = <["w"=4]>
+func.func @main(%a: tensor<1x2x6xf32>) -> (tensor<1x6x2xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"w"}, {?}, {?}]>}) {
+  %0 = stablehlo.sqrt %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}, {?}]>]>} : tensor<1x2x6xf32>
+  %1 = stablehlo.transpose %0, dims = [0, 2, 1] : (tensor<1x2x6xf32>) -> tensor<1x6x2xf32>
+  return %1 : tensor<1x6x2xf32>
+}
+"""
 
 
 @pytest.mark.parametrize(
@@ -89,8 +99,9 @@ func.func @main(%a: tensor<2xf32>, %b: tensor<8xf32> {sdy.sharding = #sdy.shardi
         (DOT_ON_TWO_MESHES, PARTITION_CHAIN, "inferred shape '[3, 2, 12]' is incompatible"),
         (PADDED_UPDATE, PARTITION_CHAIN, "update to be in range [0, 2]. Got: 3"),
         (PADDED_UPDATE, PARTITION_CHAIN.rsplit(",", 1)[0], "update to be in range [0, 2]"),
+        (PADDED_TRANSPOSE, PARTITION_CHAIN, "inferred type(s) 'tensor<1x6x2xf32>' are incompat"),
     ],
-    ids=["dot-two-meshes", "padded-update", "padded-update-without-g2l"],
+    ids=["dot-two-meshes", "padded-update", "padded-update-without-g2l", "padded-transpose"],
 )
 def test_a_chain_that_leaves_invalid_types_stops(text, chain, message) -> None:
     with pytest.raises(ReferenceError) as ref:

@@ -61,7 +61,11 @@ _INFERRED = frozenset(
 # Ops without regions whose inferred result type is checked by the verifier at the end of the
 # pass: a padded result that its operands (or attributes) no longer give is an error.
 _CHECKED_INFERENCE = frozenset(
-    "stablehlo." + n for n in "optimization_barrier all_reduce scatter gather dynamic_slice".split()
+    "stablehlo." + n
+    for n in (
+        "optimization_barrier all_reduce scatter gather dynamic_slice transpose concatenate "
+        "reverse"
+    ).split()
 )
 _NOT_INFERRED = frozenset(
     "stablehlo." + n
