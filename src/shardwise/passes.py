@@ -422,6 +422,8 @@ def _verify_between(module: Module, name: str) -> None:
 
     try:
         verify_module(module)
+        if module.types_changed and module.verify_types is not None:
+            module.verify_types(module)  # local or padded types: the ops' own type checks
     except VerifyError as e:
         raise VerifyError(f"after pass '{name}': {e.message}", e.location, e.notes) from None
 

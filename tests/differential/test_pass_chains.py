@@ -112,3 +112,18 @@ def test_a_chain_that_leaves_invalid_types_stops(text, chain, message) -> None:
         run_ours(module, chain)
         write_text(module)
     assert str(info.value).startswith("chain.mlir:")
+
+
+def test_mlir_verifies_the_types_between_the_passes_of_a_chain(monkeypatch) -> None:
+    # The net under padding's own shape checks: without the transpose check, the module the
+    # pass leaves still stops the chain there, as the reference's pass manager stops it.
+    from shardwise.export import pad_for_divisibility_patterns as patterns
+
+    checked = patterns._CHECKED_INFERENCE - {"stablehlo.transpose"}
+    monkeypatch.setattr(patterns, "_CHECKED_INFERENCE", checked)
+    module = load_text(PADDED_TRANSPOSE, "chain.mlir")
+    with pytest.raises(VerifyError) as info:
+        run_ours(module, PARTITION_CHAIN)
+    message = str(info.value)
+    assert message.startswith("chain.mlir:5:8: error: after pass 'sdy-pad-for-divisibility'")
+    assert "inferred type(s) 'tensor<1x6x2xf32>' are incompatible" in message

@@ -367,6 +367,7 @@ class GenericForm:
         result.source = self.text
         result.allow_unregistered_dialect = self.unregistered
         result.unregistered_ops = self.unregistered_ops
+        result.verify_types = verify_types
         return result
 
 
@@ -510,7 +511,18 @@ def _write_with_mlir(module: ir.Module, generic: bool, debug_info: bool) -> str:
     )
 
 
-def _write_error(module: ir.Module) -> ShardwiseError:
+def verify_types(module: ir.Module) -> None:
+    """MLIR's verifier on `module` (every op's own checks, e.g. StableHLO's shape inference):
+    a located `VerifyError` for the first op it rejects."""
+    try:
+        _parse(gen.print_generic(module, with_locs=False), module.allow_unregistered_dialect)
+    except _ir().MLIRError:
+        raise _write_error(module, "not valid MLIR") from None
+
+
+def _write_error(
+    module: ir.Module, what: str = "the module to write is not valid MLIR"
+) -> ShardwiseError:
     """Why MLIR rejects the module we print, placed at the offending op's location."""
     markers: list[ir.Op] = []
     text = gen.print_generic(module, markers=markers)
@@ -525,7 +537,7 @@ def _write_error(module: ir.Module) -> ShardwiseError:
             op = markers[int(m.group(1))]
             err.location = op.location
             err.notes = (f"in '{op.name}'", *err.notes)
-        message = f"the module to write is not valid MLIR: {err.message}"
+        message = f"{what}: {err.message}"
         return VerifyError(message, err.location, err.notes)
     return InternalError("MLIR rejected the module once, then accepted it", Location())
 

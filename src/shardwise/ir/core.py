@@ -3,7 +3,7 @@ the package's doc says what the IR mirrors). Values compare by identity: they ar
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from shardwise.errors import UNKNOWN_LOCATION, Location
@@ -362,6 +362,9 @@ class Module:
         # A pass changed value types (global to local, padding): the ops' own type checks,
         # which only MLIR's verifier has (stablehlo shape inference), run when it is written.
         self.types_changed = False
+        # MLIR's verifier of the ops' own types, which the core has no copy of: set by the
+        # loader (`shardwise.io`), run between the passes of a chain once types changed.
+        self.verify_types: Callable[[Module], None] | None = None
 
     @property
     def body(self) -> Block:
