@@ -35,6 +35,7 @@ from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.result import ArgPlan, Plan
 from shardwise.plan.space import SearchSpace, build_space
+from shardwise.plan.stack import CUT, MIN_DEPTH, cut, extrapolate, find_stack
 from shardwise.plan.standard import standard_plans
 from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import get_sharding, set_sharding
@@ -143,7 +144,7 @@ def evaluate_candidate(text: str, name: str, key: _Key, params: CostParams) -> d
         module.release()  # frees it by reference counting: no GC pass over a dead module
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=6)
 def _generic_form(text: str, name: str) -> Any:
     """The text parsed by MLIR once per process; each candidate loads a copy from it."""
     from shardwise.io.mlir import GenericForm
@@ -151,7 +152,7 @@ def _generic_form(text: str, name: str) -> Any:
     return GenericForm.of(text, name)
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=6)
 def _master(text: str, name: str) -> Module:
     """The text loaded once per process, never changed: candidates propagate clones of it."""
     return _generic_form(text, name).load()
@@ -181,7 +182,9 @@ def _fresh_copy(text: str, name: str) -> Module:
 
 
 class _Evaluator:
-    """Exact evaluations through an executor, memoized by the shardings written."""
+    """Evaluations through an executor, memoized by the shardings written: `run` gives the
+    estimates the search ranks by (of the whole module, or extrapolated from its cuts to a few
+    layers when it is a stack of repeated layers: `stack.py`), `full` the whole module's."""
 
     def __init__(
         self,
@@ -190,33 +193,74 @@ class _Evaluator:
         params: CostParams,
         executor: Executor | None,
         progress: Any = None,
+        cuts: tuple[int, str, str] | None = None,
     ):
         self.text, self.name, self.params, self.executor = text, name, params, executor
+        self.cuts = cuts  # (depth, the module cut to CUT layers, to CUT + 1), or None
         self.memo: dict[_Key, dict[str, Any]] = {}
+        self.full_memo: dict[_Key, dict[str, Any]] = {}
         self.progress = progress  # a `explain.progress.ProgressSink`, or None
 
     def run(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
+        if self.cuts is None:
+            return self.full(candidates)
+        depth, lo, hi = self.cuts
         keys = [_key(c) for c in candidates]
         missing = list(dict.fromkeys(k for k in keys if k not in self.memo))
-        done, total = len(self.memo), len(self.memo) + len(missing)
-        if self.executor is None or len(missing) < 2:
-            for i, k in enumerate(missing):
+        done = self._evaluate([(t, k) for k in missing for t in (lo, hi)], 2 * len(self.memo))
+        for k, pair in zip(missing, zip(done[::2], done[1::2], strict=True), strict=True):
+            self.memo[k] = extrapolate(*pair, depth)
+        return [self.memo[k] for k in keys]
+
+    def full(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
+        """The whole module's evaluations (`memo` too when there are no cuts)."""
+        keys = [_key(c) for c in candidates]
+        missing = list(dict.fromkeys(k for k in keys if k not in self.full_memo))
+        done = self._evaluate([(self.text, k) for k in missing], len(self.full_memo))
+        self.full_memo.update(zip(missing, done, strict=True))
+        if self.cuts is None:
+            self.memo = self.full_memo
+        return [self.full_memo[k] for k in keys]
+
+    def _evaluate(self, jobs: list[tuple[str, _Key]], done: int) -> list[dict[str, Any]]:
+        total, out = done + len(jobs), []
+        if self.executor is None or len(jobs) < 2:
+            for i, (text, k) in enumerate(jobs):
                 self._tick(done + i, total)
-                self.memo[k] = evaluate_candidate(self.text, self.name, k, self.params)
+                out.append(evaluate_candidate(text, self.name, k, self.params))
         else:
             futures = [
-                self.executor.submit(evaluate_candidate, self.text, self.name, k, self.params)
-                for k in missing
+                self.executor.submit(evaluate_candidate, text, self.name, k, self.params)
+                for text, k in jobs
             ]
-            for i, (k, future) in enumerate(zip(missing, futures, strict=True)):
+            for i, future in enumerate(futures):
                 self._tick(done + i, total)
-                self.memo[k] = future.result()
+                out.append(future.result())
         self._tick(total, total)
-        return [self.memo[k] for k in keys]
+        return out
 
     def _tick(self, done: int, total: int) -> None:
         if self.progress is not None:
             self.progress.update(done, total, "evaluating candidates")
+
+
+def _cuts(base: Module, text: str, name: str) -> tuple[int, str, str] | None:
+    """The module (`text`, loaded as `base`) cut to `CUT` and `CUT` + 1 of its repeated
+    layers, as texts, and its depth; None when it is not such a stack (`stack.py`)."""
+    from shardwise.io.mlir import write_text
+
+    found = find_stack(base)
+    if found is None or found.depth < MIN_DEPTH:
+        return None
+    texts = []
+    for k in (CUT, CUT + 1):
+        module = _fresh_copy(text, name)
+        if not cut(module, found, k):
+            module.release()
+            return None
+        texts.append(write_text(module))
+        module.release()
+    return found.depth, texts[0], texts[1]
 
 
 def _make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:
@@ -400,15 +444,19 @@ def plan_module(
     mesh_name, mesh_value, added = _resolve_mesh(base, parse_mesh_spec(mesh))
     text = write_text(base) if added else source
     space = build_space(base, mesh_name, mesh_value)
+    cuts = _cuts(base, text, name)
     pool, owned = _make_executor(executor, base)
     try:
-        ev = _Evaluator(text, name, params, pool, progress)
-        standards = standard_plans(space)
-        labelled: list[tuple[str, Shardings]] = list(standards.items())
-        ev.run([s for _, s in labelled])
-        choices = _search_choices(space, ev, budget, [s for _, s in labelled])
-        labelled += [("search", s) for s in _choice_shardings(space, choices)]
-        results = ev.run([s for _, s in labelled])
+        ev = _Evaluator(text, name, params, pool, progress, cuts)
+        labelled, results = _search(space, ev, budget)
+        checked = _checked(ev, labelled, results, budget)
+        if checked is None:  # the cuts' estimates missed: search the whole module instead
+            whole = _Evaluator(text, name, params, pool, progress)
+            whole.full_memo = ev.full_memo
+            ev = whole
+            labelled, results = _search(space, ev, budget)
+        else:
+            results = checked
     finally:
         if owned and pool is not None:
             pool.shutdown()
@@ -416,10 +464,66 @@ def plan_module(
     # evaluated it already (a probe, or one of the enumerated choices).
     base_result = ev.run([space.shardings(tuple(0 for _ in space.groups)) or {}])[0]
     lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
-    plan = _choose(text, name, labelled, results, len(standards), budget, lower_bound)
+    n_standard = len(standard_plans(space))
+    plan = _choose(text, name, labelled, results, n_standard, budget, lower_bound)
     plan.search_time_s = time.perf_counter() - start
     plan.candidates_evaluated = len(ev.memo)
     return plan
+
+
+def _search(
+    space: SearchSpace, ev: _Evaluator, budget: int | None
+) -> tuple[list[tuple[str, Shardings]], list[dict[str, Any]]]:
+    """The standard plans and the search's choices, labelled, and their estimates."""
+    labelled: list[tuple[str, Shardings]] = list(standard_plans(space).items())
+    ev.run([s for _, s in labelled])
+    choices = _search_choices(space, ev, budget, [s for _, s in labelled])
+    labelled += [("search", s) for s in _choice_shardings(space, choices)]
+    return labelled, ev.run([s for _, s in labelled])
+
+
+def _checked(
+    ev: _Evaluator,
+    labelled: list[tuple[str, Shardings]],
+    results: list[dict[str, Any]],
+    budget: int | None,
+) -> list[dict[str, Any]] | None:
+    """`results` with the whole module's evaluations of what `_choose` reports: the best two
+    candidates that fit, the best standard plan that fits (or, when none fits, the smallest
+    peak). None if one of them differs from its estimate (the cuts are not to be trusted)."""
+    if ev.cuts is None:
+        return results
+    order = sorted(
+        range(len(labelled)),
+        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
+    )
+    fitting = [i for i in order if _fits(results[i], budget)]
+    picked: dict[_Key, int] = {}
+    for i in fitting:
+        picked.setdefault(_key(labelled[i][1]), i)
+        if len(picked) == 2:
+            break
+    standard = [i for i in fitting if labelled[i][0] != "search"][:1]
+    if not fitting:
+        standard = [min(order, key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))]
+    need = sorted({*picked.values(), *standard})
+    full = ev.full([labelled[i][1] for i in need])
+    out = list(results)
+    for i, exact in zip(need, full, strict=True):
+        if not _agrees(exact, results[i], budget):
+            return None
+        for j, (_, other) in enumerate(labelled):
+            if _key(other) == _key(labelled[i][1]):
+                out[j] = exact
+    return out
+
+
+def _agrees(exact: dict[str, Any], estimate: dict[str, Any], budget: int | None) -> bool:
+    """Whether an estimate from the cuts is the whole module's evaluation (up to rounding)."""
+    keys = ("time_s", "comm_bytes_per_device", "peak_memory_bytes_per_device")
+    return _fits(exact, budget) == _fits(estimate, budget) and all(
+        math.isclose(exact[k], estimate[k], rel_tol=1e-9, abs_tol=1e-15) for k in keys
+    )
 
 
 def _choose(

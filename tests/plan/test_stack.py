@@ -1,0 +1,152 @@
+"""Repeated layers (`plan/stack.py`): the stack is found, a module cut to k of its layers is the
+program of k layers, the estimate from the cuts to 2 and 3 layers equals the whole module's
+evaluation candidate for candidate, and the planner's answer is the one it gives without cuts
+(the same bytes), falling back to the whole module when an estimate misses."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import pytest
+
+import shardwise
+from shardwise.io.mlir import load_text, write_text
+from shardwise.plan import search
+from shardwise.plan.cost import DEFAULT_COST
+from shardwise.plan.milp import probe_choices
+from shardwise.plan.search import _key, _resolve_mesh, evaluate_candidate, parse_mesh_spec
+from shardwise.plan.space import build_space
+from shardwise.plan.stack import CUT, cut, extrapolate, find_stack
+from shardwise.plan.standard import standard_plans
+from tests.plan import models
+
+MESHES = ["data=2,model=4", "data=2,model=2,seq=2"]
+INTS = ("comm_bytes_per_device", "peak_memory_bytes_per_device")
+FLOATS = ("time_s", "comm_s", "compute_s", "flops_per_device")
+
+
+@functools.cache
+def _stack_text(layers: int) -> str:
+    fn, args = models.attention_train(layers=layers, batch=4, seq=16, d=64)
+    return shardwise.from_jax(fn, *args).text
+
+
+def _with_mesh(text: str, mesh: str):
+    module = load_text(text, "<t>")
+    name, value, _ = _resolve_mesh(module, parse_mesh_spec(mesh))
+    return module, write_text(module), build_space(module, name, value)
+
+
+def _cut_text(text: str, k: int) -> str:
+    module = load_text(text, "<t>")
+    stack = find_stack(module)
+    assert stack is not None and cut(module, stack, k)
+    return write_text(module)
+
+
+def test_the_stack_is_the_forward_the_backward_and_the_updates_of_each_layer():
+    module = load_text(_stack_text(5), "<t>")
+    stack = find_stack(module)
+    assert stack is not None and stack.depth == 5
+    # 6 parameters per layer, then the input x.
+    assert stack.arg_layer == tuple(i // 6 for i in range(30)) + (-1,)
+    assert [r.layers for r in stack.runs] == [(0, 1, 2, 3, 4), (4, 3, 2, 1, 0), (0, 1, 2, 3, 4)]
+
+
+def test_a_module_without_repeated_layers_is_no_stack():
+    fn, args = models.mlp_train(batch=32, d=64, h=256)
+    assert find_stack(load_text(shardwise.from_jax(fn, *args).text, "<t>")) is None
+    assert find_stack(load_text(_stack_text(2), "<t>")) is None  # too shallow to cut
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_a_module_cut_to_k_layers_costs_what_the_k_layer_program_costs(k):
+    """The truth is JAX's lowering of k layers. The cut keeps the dropped layers' arguments
+    (unused), so only the peak memory differs: by those arguments' bytes."""
+    mesh = "data=2,model=4"
+    _, cut_text, space = _with_mesh(_cut_text(_stack_text(5), k), mesh)
+    _, k_text, k_space = _with_mesh(_stack_text(k), mesh)
+    replicated = space.shardings(tuple(0 for _ in space.groups))
+    k_replicated = k_space.shardings(tuple(0 for _ in k_space.groups))
+    assert replicated is not None and k_replicated is not None
+    got = evaluate_candidate(cut_text, "<t>", _key(replicated), DEFAULT_COST)
+    want = evaluate_candidate(k_text, "<t>", _key(k_replicated), DEFAULT_COST)
+    for key in ("time_s", "comm_s", "compute_s", "flops_per_device", "comm_bytes_per_device"):
+        assert math.isclose(got[key], want[key], rel_tol=1e-12), key
+    dropped = (5 - k) * 4 * (4 * 64 * 64 + 2 * 64 * 256)  # q, k, v, o, w1, w2 in f32
+    assert got["peak_memory_bytes_per_device"] == want["peak_memory_bytes_per_device"] + dropped
+
+
+@pytest.mark.parametrize("layers", [5, 7])
+@pytest.mark.parametrize("mesh", MESHES)
+def test_the_estimate_from_two_cuts_is_the_whole_modules_evaluation(layers, mesh):
+    module, text, space = _with_mesh(_stack_text(layers), mesh)
+    stack = find_stack(module)
+    assert stack is not None
+    lo, hi = _cut_text(text, CUT), _cut_text(text, CUT + 1)
+    candidates = [space.shardings(c) for c in probe_choices(space)]
+    candidates += list(standard_plans(space).values())
+    for shardings in [c for c in candidates if c is not None][::3]:
+        key = _key(shardings)
+        whole = evaluate_candidate(text, "<t>", key, DEFAULT_COST)
+        estimate = extrapolate(
+            evaluate_candidate(lo, "<t>", key, DEFAULT_COST),
+            evaluate_candidate(hi, "<t>", key, DEFAULT_COST),
+            stack.depth,
+        )
+        for k in INTS:
+            assert estimate[k] == whole[k], (k, shardings)
+        for k in FLOATS:
+            assert math.isclose(estimate[k], whole[k], rel_tol=1e-9), (k, shardings)
+        assert estimate["comm_bytes_per_axis"] == whole["comm_bytes_per_axis"]
+
+
+def _plan(text: str, mesh: str, memory=None):
+    return search.plan_module(text, mesh, memory=memory, executor="inline")
+
+
+@pytest.mark.parametrize("mesh", MESHES)
+def test_the_plan_from_the_cuts_is_the_plan_of_the_whole_module(mesh, monkeypatch):
+    text = _stack_text(5)
+    cut_plan = _plan(text, mesh)
+    again = _plan(text, mesh)
+    monkeypatch.setattr(search, "_cuts", lambda *_: None)
+    whole_plan = _plan(text, mesh)
+    assert cut_plan.text == again.text == whole_plan.text  # byte for byte
+    assert cut_plan.name == whole_plan.name
+    assert cut_plan.summary == whole_plan.summary  # the whole module's evaluation, not an estimate
+    assert cut_plan.runner_up == whole_plan.runner_up
+
+
+def test_an_estimate_that_misses_sends_the_search_to_the_whole_module(monkeypatch):
+    text, mesh = _stack_text(5), "data=2,model=4"
+    monkeypatch.setattr(search, "_cuts", lambda *_: None)
+    whole_plan = _plan(text, mesh)
+    monkeypatch.undo()
+
+    def wrong(lo, hi, depth):  # the step time of the middle layers forgotten
+        out = extrapolate(lo, hi, depth)
+        return {**out, "time_s": lo["time_s"]}
+
+    monkeypatch.setattr(search, "extrapolate", wrong)
+    plan = _plan(text, mesh)
+    assert plan.text == whole_plan.text
+    assert plan.summary == whole_plan.summary
+
+
+def test_a_budget_is_checked_on_the_whole_module():
+    """Half of data parallel's peak: the plan fits it by the whole module's evaluation."""
+    text, mesh = _stack_text(5), "data=2,model=4"
+    dp = _plan(text, mesh).standard["data_parallel"]
+    assert dp is not None
+    budget = dp["peak_memory_bytes_per_device"] // 2
+    plan = _plan(text, mesh, memory=budget)
+    whole = evaluate_candidate(
+        _with_mesh(text, mesh)[1],
+        "<t>",
+        _key({a.index: a.sharding for a in plan.args if a.sharding is not None}),
+        DEFAULT_COST,
+    )
+    assert plan.summary == {k: v for k, v in whole.items() if k != "collectives"}
+    assert plan.summary["peak_memory_bytes_per_device"] <= budget
