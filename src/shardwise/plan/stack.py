@@ -20,9 +20,10 @@ same argument shardings on the cut modules as on the whole one.
 
 With c(k) the cost of the module cut to k layers, each layer past the first few adds the
 same, so c(L) = c(2) + (L - 2) (c(3) - c(2)) (`extrapolate`): a candidate costs two small
-modules, not L layers. (From one and two layers the step time is the same, but the peak
-memory is not: with one layer the peak can sit elsewhere.) The planner checks its winners on
-the whole module (`search.py`).
+modules, not L layers. From the cuts to one and two layers the step time is the same, but
+the peak memory may not be (with one layer the peak can sit elsewhere): the planner uses
+them when no budget asks for the memory (`evaluate.py`), and checks its winners on the whole
+module (`search.py`).
 """
 
 from __future__ import annotations
@@ -265,13 +266,13 @@ _SUMMED = (
 )
 
 
-def extrapolate(lo: dict[str, Any], hi: dict[str, Any], depth: int) -> dict[str, Any]:
-    """The estimate of `depth` layers from those of the cuts to `CUT` and `CUT` + 1 layers:
-    c(CUT) + (L - CUT)(c(CUT + 1) - c(CUT)) per number (integers stay integers); no
-    collectives listed."""
+def extrapolate(lo: dict[str, Any], hi: dict[str, Any], depth: int, k: int = CUT) -> dict[str, Any]:
+    """The estimate of `depth` layers from those of the cuts to `k` and `k` + 1 layers:
+    c(k) + (L - k)(c(k + 1) - c(k)) per number (integers stay integers); no collectives
+    listed."""
 
     def scale(a: Any, b: Any) -> Any:
-        return a + (depth - CUT) * (b - a)
+        return a + (depth - k) * (b - a)
 
     out: dict[str, Any] = {key: scale(lo[key], hi[key]) for key in _SUMMED}
     lo_axes, hi_axes = lo["comm_bytes_per_axis"], hi["comm_bytes_per_axis"]
