@@ -117,8 +117,8 @@ class Evaluator:
         todo = [k for k in todo if not (memory and k in self.exact_memory)]
         low = CUT if memory else CUT - 1
         jobs = [(c, k) for k in todo for c in (low, low + 1) if (c, k) not in self.cut_memo]
-        texts = self.cuts.texts
-        done = self._evaluate([(texts[c], k) for c, k in jobs], len(self.cut_memo))
+        texts, on_cut = self.cuts.texts, self.cuts.key
+        done = self._evaluate([(texts[c], on_cut(c, k)) for c, k in jobs], len(self.cut_memo))
         self.cut_memo.update(zip(jobs, done, strict=True))
         for k in todo:
             lo, hi = self.cut_memo[low, k], self.cut_memo[low + 1, k]
@@ -161,10 +161,17 @@ class Evaluator:
 
 @dataclass(frozen=True, slots=True)
 class Cuts:
-    """A stack of `depth` repeated layers cut to 1, 2 and 3 of them: texts[k]."""
+    """A stack of `depth` repeated layers cut to 1, 2 and 3 of them: texts[k], whose arguments
+    are the whole module's arguments args[k]."""
 
     depth: int
     texts: dict[int, str]
+    args: dict[int, tuple[int, ...]]
+
+    def key(self, k: int, key: Key) -> Key:
+        """A candidate's shardings (of the whole module's arguments) on the cut to k layers."""
+        position = {a: i for i, a in enumerate(self.args[k])}
+        return tuple((position[i], s) for i, s in key if i in position)
 
 
 def stack_cuts(base: Module, text: str, name: str) -> Cuts | None:
@@ -175,16 +182,17 @@ def stack_cuts(base: Module, text: str, name: str) -> Cuts | None:
     found = find_stack(base)
     if found is None or found.depth < MIN_DEPTH:
         return None
-    texts = {}
+    texts, args = {}, {}
     for k in (CUT - 1, CUT, CUT + 1):
         module = _fresh_copy(text, name)
         try:
-            if not cut(module, found, k):
+            kept = cut(module, found, k)
+            if kept is None:
                 return None
-            texts[k] = write_text(module)
+            texts[k], args[k] = write_text(module), kept
         finally:
             module.release()
-    return Cuts(found.depth, texts)
+    return Cuts(found.depth, texts, args)
 
 
 def make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:

@@ -15,8 +15,8 @@ hold at least half of the entry function's ops.
 `cut(module, stack, k)` keeps layers 0..k-1 and drops the others' ops: a kept op reading a
 dropped copy of its own run reads what the last layer's copy reads there (the backward's
 first copy reads the loss's gradient), any other kept op (the loss, the return) reads the
-copy of layer k - 1 instead. The dropped layers' arguments stay, unused: candidates write the
-same argument shardings on the cut modules as on the whole one.
+copy of layer k - 1 instead; the results the return reads from dropped layers and the dropped
+layers' arguments go (a candidate writes its shardings of the kept arguments).
 
 With c(k) the cost of the module cut to k layers, each layer past the first few adds the
 same, so c(L) = c(2) + (L - 2) (c(3) - c(2)) (`extrapolate`): a candidate costs two small
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shardwise.ir import Module, Op, TensorType, Value
+from shardwise.ir import ArrayAttr, Module, Op, RawAttr, TensorType, Value
 from shardwise.ir.core import BatchErase
 from shardwise.sdy.funcs import main_func
 
@@ -179,13 +179,15 @@ class _CutFailed(Exception):
     pass
 
 
-def cut(module: Module, stack: Stack, k: int) -> bool:
-    """Cut `module` (in place) to its layers 0..k-1 (module docstring); False (the module
-    unchanged) if some kept op reads a dropped layer in a way the rules do not cover."""
+def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
+    """Cut `module` (in place) to its layers 0..k-1 (module docstring): the indices of the
+    arguments kept, or None (the module unchanged) if some kept op reads a dropped layer in a
+    way the rules do not cover."""
     func = main_func(module)
     assert func is not None
     block = func.regions[0].entry
     ops = block.ops
+    ret = ops[-1] if ops and ops[-1].name == "func.return" else None
     where: dict[int, tuple[Run, int, int]] = {}  # op id -> (run, layer, offset)
     for run in stack.runs:
         for i in range(run.start, run.end):
@@ -195,9 +197,15 @@ def cut(module: Module, stack: Stack, k: int) -> bool:
     dropped = {i for i, op in enumerate(ops) if where.get(id(op), (None, -1, 0))[1] >= k}
     args = {id(a): i for i, a in enumerate(block.args)}
     edits: list[tuple[Op, int, Value]] = []
+    results = [  # the results the return reads from the dropped layers go with them
+        m
+        for m, v in enumerate(ret.operands if ret is not None else ())
+        if (v.is_block_arg and stack.arg_layer[args[id(v)]] >= k)
+        or position.get(id(v.owner)) in dropped
+    ]
     try:
         for i, op in enumerate(ops):
-            if i in dropped:
+            if i in dropped or op is ret:
                 continue
             for sub in op.walk():
                 for m, v in enumerate(sub.operands):
@@ -206,14 +214,55 @@ def cut(module: Module, stack: Stack, k: int) -> bool:
                         if w.type != v.type or position.get(id(w.owner), -1) >= i:
                             raise _CutFailed
                         edits.append((sub, m, w))
+        if ret is not None:
+            dropped_results = set(results)
+            for m, v in enumerate(ret.operands):
+                if m not in dropped_results:
+                    _kept_value(v, ret, m, ret, where, position, dropped, args, stack, k, ops)
     except _CutFailed:
-        return False
+        return None
     for sub, m, w in edits:
         sub.set_operand(m, w)
+    if ret is not None:
+        _drop_results(func, ret, set(results))
     with BatchErase() as eraser:
         for i in sorted(dropped, reverse=True):
             eraser.erase(ops[i])
-    return True
+    kept = tuple(i for i, layer in enumerate(stack.arg_layer) if layer < k)
+    _drop_args(func, kept)
+    return kept
+
+
+def _drop_results(func: Op, ret: Op, drop: set[int]) -> None:
+    keep = [m for m in range(len(ret.operands)) if m not in drop]
+    values = [ret.operands[m] for m in keep]
+    ret.drop_operands()
+    for v in values:
+        ret.add_operand(v)
+    if "res_attrs" in func.properties:
+        old = func.properties["res_attrs"].elements
+        func.properties["res_attrs"] = ArrayAttr([old[m] for m in keep])
+    _retype(func)
+
+
+def _drop_args(func: Op, keep: tuple[int, ...]) -> None:
+    block = func.regions[0].entry
+    assert all(not block.args[i].uses for i in range(len(block.args)) if i not in set(keep))
+    block.args[:] = [block.args[i] for i in keep]
+    for i, arg in enumerate(block.args):
+        arg.index = i
+    if "arg_attrs" in func.properties:
+        old = func.properties["arg_attrs"].elements
+        func.properties["arg_attrs"] = ArrayAttr([old[i] for i in keep])
+    _retype(func)
+
+
+def _retype(func: Op) -> None:
+    block = func.regions[0].entry
+    ret = block.terminator
+    args = ", ".join(str(a.type) for a in block.args)
+    results = ", ".join(str(v.type) for v in (ret.operands if ret is not None else ()))
+    func.properties["function_type"] = RawAttr(f"({args}) -> ({results})")
 
 
 def _kept_value(
