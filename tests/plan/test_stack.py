@@ -13,7 +13,7 @@ import pytest
 import shardwise
 from shardwise.io.mlir import load_text, write_text
 from shardwise.plan import evaluate, search
-from shardwise.plan.cost import DEFAULT_COST
+from shardwise.plan.cost import DEFAULT_COST, estimate
 from shardwise.plan.milp import probe_choices
 from shardwise.plan.search import _key, _resolve_mesh, evaluate_candidate, parse_mesh_spec
 from shardwise.plan.space import build_space
@@ -169,3 +169,19 @@ def test_a_budget_is_checked_on_the_whole_module():
     )
     assert plan.summary == {k: v for k, v in whole.items() if k != "collectives"}
     assert plan.summary["peak_memory_bytes_per_device"] <= budget
+
+
+def test_a_plan_from_the_cuts_predicts_the_collectives_shardy_inserts():
+    """Fidelity: the plan's summary is its module's estimate, whose collectives are Shardy's
+    (jaxlib's passes on the planned module), op for op. (At the widths of `_stack_text` the
+    answer communicates nothing; at these, Megatron does.)"""
+    from tests.plan.test_plan import _reference_collectives
+
+    fn, args = models.attention_train(layers=4)
+    plan = _plan(shardwise.from_jax(fn, *args).text, "data=2,model=4")
+    assert plan.name == "megatron"
+    again = estimate(plan.text)
+    assert {k: again[k] for k in plan.summary} == plan.summary
+    ours = [(c["kind"], tuple(c["axes"])) for c in again["collectives"]]
+    assert ours == _reference_collectives(plan.text)
+    assert ours
