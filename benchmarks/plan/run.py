@@ -11,7 +11,8 @@ parallel's peak, by default 50% and 25%), `shardwise.plan.search.plan_module` pl
 unannotated `input.mlir` on the case's mesh, and its plan is costed the same way.
 
 Columns: `time_s` (communication + compute, the planner's objective), `comm B/dev`, `peak
-MiB/dev`, `fits` (peak <= budget), `search s` (end to end, the planner's own count), and
+MiB/dev`, `fits` (peak <= budget), `search s` (end to end, the planner's own count, and the
+process's CPU seconds for it: the number to compare on a shared machine), and
 `vs best` = the plan's time over the best standard plan that fits the same budget (<= 1.00:
 the planner is at least as good; `-` when no standard plan fits), and the gap of the plan's
 time to the planner's lower bound.
@@ -102,16 +103,21 @@ def run_case(case: Path, fractions: list[float], cost: Any, search: Any) -> dict
     text = (case / "input.mlir").read_text()
     for label, budget in budgets:
         best = _best_fitting(standard, budget)
+        cpu = time.process_time()
         try:
             plan = search.plan_module(text, mesh=mesh, memory=budget)
         except Exception as e:  # noqa: BLE001 - an infeasible budget or a planner failure
-            print(f"  plan[{label}]: {type(e).__name__}: {str(e).splitlines()[0]}")
+            cpu = time.process_time() - cpu
+            print(
+                f"  plan[{label}]: {type(e).__name__} ({cpu:.1f} s CPU): {str(e).splitlines()[0]}"
+            )
             out["planned"][label] = {"error": str(e), "budget": budget}
             continue
+        cpu = time.process_time() - cpu
         s = plan.summary
         ratio = "-" if best is None else f"{s['time_s'] / best:.2f}"
         extra = (
-            f"search {plan.search_time_s:.1f} s, vs best {ratio} ({plan.name}), "
+            f"search {plan.search_time_s:.1f} s ({cpu:.1f} s CPU), vs best {ratio} ({plan.name}), "
             f"gap to bound {100 * plan.gap:.0f}%"
         )
         print(_row(f"plan[{label}]", s, budget, extra))
@@ -120,6 +126,7 @@ def run_case(case: Path, fractions: list[float], cost: Any, search: Any) -> dict
             "summary": s,
             "name": plan.name,
             "search_time_s": plan.search_time_s,
+            "search_cpu_s": cpu,
             "lower_bound_s": plan.lower_bound,
             "vs_best_standard": None if best is None else s["time_s"] / best,
         }

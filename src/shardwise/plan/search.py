@@ -22,17 +22,26 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import os
 import re
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from typing import Any
 
 from shardwise.errors import InputError
 from shardwise.ir import Module, Op, RawAttr
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
+from shardwise.plan.evaluate import (
+    Evaluator,
+    Key,
+    _fresh_copy,
+    _generic_form,
+    _key,
+    _master,
+    evaluate_candidate,
+    make_executor,
+    stack_cuts,
+)
 from shardwise.plan.result import ArgPlan, Plan
 from shardwise.plan.space import SearchSpace, build_space
 from shardwise.plan.standard import standard_plans
@@ -54,7 +63,6 @@ ENUMERATE_LIMIT = 64
 TOP_K = 2
 DESCENT_ROUNDS = 2
 Shardings = dict[int, TensorSharding]
-_Key = tuple[tuple[int, str], ...]
 
 
 class InfeasibleBudgetError(InputError):
@@ -119,130 +127,6 @@ def _resolve_mesh(module: Module, mesh: Mesh | None) -> tuple[str, Mesh, bool]:
     return "mesh", mesh, True
 
 
-# -- evaluation ---------------------------------------------------------------------------------
-
-
-def _key(shardings: Shardings) -> _Key:
-    return tuple(sorted((i, str(s)) for i, s in shardings.items()))
-
-
-def evaluate_candidate(text: str, name: str, key: _Key, params: CostParams) -> dict[str, Any]:
-    """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
-    Top-level so that executors in other processes (or on Dask workers) can run it."""
-    from shardwise.syntax import parse_tensor_sharding
-
-    module = _fresh_copy(text, name)
-    try:
-        func = main_func(module)
-        assert func is not None
-        args = func.regions[0].entry.args
-        for i, sharding_text in key:
-            set_sharding(args[i], parse_tensor_sharding(sharding_text))
-        return estimate_ir(module, params)
-    finally:
-        module.release()  # frees it by reference counting: no GC pass over a dead module
-
-
-@functools.lru_cache(maxsize=2)
-def _generic_form(text: str, name: str) -> Any:
-    """The text parsed by MLIR once per process; each candidate loads a copy from it."""
-    from shardwise.io.mlir import GenericForm
-
-    return GenericForm.of(text, name)
-
-
-@functools.lru_cache(maxsize=2)
-def _master(text: str, name: str) -> Module:
-    """The text loaded once per process, never changed: candidates propagate clones of it."""
-    return _generic_form(text, name).load()
-
-
-def _fresh_copy(text: str, name: str) -> Module:
-    """A copy of `_master` to change: cloning the IR is about 5x faster than loading the
-    generic form again, and gives the same module (same ops, uses, names and locations)."""
-    import gc
-
-    from shardwise.io.generic_text import RESOURCES
-    from shardwise.ir.edit import clone_op
-
-    master = _master(text, name)
-    enabled = gc.isenabled()
-    gc.disable()  # as the parser: the clone is one live graph, nothing for the GC to find
-    try:
-        copy = Module(clone_op(master.op), master.source, master.filename)
-    finally:
-        if enabled:
-            gc.enable()
-    copy.allow_unregistered_dialect = master.allow_unregistered_dialect
-    copy.unregistered_ops = master.unregistered_ops
-    if master in RESOURCES:
-        RESOURCES[copy] = RESOURCES[master]
-    return copy
-
-
-class _Evaluator:
-    """Exact evaluations through an executor, memoized by the shardings written."""
-
-    def __init__(
-        self,
-        text: str,
-        name: str,
-        params: CostParams,
-        executor: Executor | None,
-        progress: Any = None,
-    ):
-        self.text, self.name, self.params, self.executor = text, name, params, executor
-        self.memo: dict[_Key, dict[str, Any]] = {}
-        self.progress = progress  # a `explain.progress.ProgressSink`, or None
-
-    def run(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
-        keys = [_key(c) for c in candidates]
-        missing = list(dict.fromkeys(k for k in keys if k not in self.memo))
-        done, total = len(self.memo), len(self.memo) + len(missing)
-        if self.executor is None or len(missing) < 2:
-            for i, k in enumerate(missing):
-                self._tick(done + i, total)
-                self.memo[k] = evaluate_candidate(self.text, self.name, k, self.params)
-        else:
-            futures = [
-                self.executor.submit(evaluate_candidate, self.text, self.name, k, self.params)
-                for k in missing
-            ]
-            for i, (k, future) in enumerate(zip(missing, futures, strict=True)):
-                self._tick(done + i, total)
-                self.memo[k] = future.result()
-        self._tick(total, total)
-        return [self.memo[k] for k in keys]
-
-    def _tick(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress.update(done, total, "evaluating candidates")
-
-
-def _make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:
-    """The executor to use and whether we own it (and must shut it down)."""
-    if isinstance(executor, Executor):
-        return executor, False
-    if executor in ("inline", None) and (executor == "inline" or _is_small(module)):
-        return None, False
-    if isinstance(executor, str) and executor.startswith("dask://"):
-        from shardwise.plan.dask_executor import dask_executor
-
-        return dask_executor(executor.removeprefix("dask://")), True
-    if executor not in (None, "processes"):
-        raise InputError(f"--executor {executor!r}: expected processes, inline or dask://HOST:PORT")
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    workers = max(1, min(4, os.cpu_count() or 1))
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")), True
-
-
-def _is_small(module: Module) -> bool:
-    """Small modules evaluate faster in-process than a process pool starts."""
-    return (os.cpu_count() or 1) <= 2 or sum(1 for _ in module.walk()) < 3000
-
-
 # -- the search ---------------------------------------------------------------------------------
 
 
@@ -265,7 +149,7 @@ def _enumerate(space: SearchSpace) -> list[tuple[int, ...]]:
 
 
 def _search_choices(
-    space: SearchSpace, ev: _Evaluator, budget: int | None, seeds: Sequence[Shardings] = ()
+    space: SearchSpace, ev: Evaluator, budget: int | None, seeds: Sequence[Shardings] = ()
 ) -> list[tuple[int, ...]]:
     """The choices worth evaluating exactly: all of a small space, else the MILP's best and
     a coordinate descent from the best of those and of the `seeds` (the standard plans that
@@ -277,7 +161,8 @@ def _search_choices(
 
     symmetric = _axes_interchangeable(ev)
     probes = probe_choices(space, symmetric)
-    results = dict(zip(probes, ev.run(_choice_shardings(space, probes)), strict=True))
+    memory = budget is not None  # without a budget only the step time ranks the candidates
+    results = dict(zip(probes, ev.run(_choice_shardings(space, probes), memory), strict=True))
     predicted = dict(results)  # the probes the additive model reads: stand-ins included
     if symmetric:
         for choice, stand_in in probe_stand_ins(space).items():
@@ -286,12 +171,12 @@ def _search_choices(
     found = milp_choices(space, predicted, budget, TOP_K)
     found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
     found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
-    evaluated = dict(zip(found, ev.run(_choice_shardings(space, found)), strict=True))
+    evaluated = dict(zip(found, ev.run(_choice_shardings(space, found), memory), strict=True))
     evaluated.update(results)
     return _descend(space, ev, budget, evaluated, predicted)
 
 
-def _axes_interchangeable(ev: _Evaluator) -> bool:
+def _axes_interchangeable(ev: Evaluator) -> bool:
     """Whether axes of one size are interchangeable in every probe (`probe_stand_ins`): every
     link priced alike and no sharding in the module (on an argument, a constraint, a manual
     computation: only the mesh names axes)."""
@@ -312,7 +197,7 @@ def _axes_interchangeable(ev: _Evaluator) -> bool:
 
 def _descend(
     space: SearchSpace,
-    ev: _Evaluator,
+    ev: Evaluator,
     budget: int | None,
     evaluated: dict[tuple[int, ...], dict[str, Any]],
     probes: dict[tuple[int, ...], dict[str, Any]],
@@ -350,7 +235,8 @@ def _descend(
             if best[g] != 0 and off not in neighbours and space.shardings(off) is not None:
                 neighbours.append(off)
         todo = [n for n in neighbours if n not in evaluated]
-        evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo)), strict=True))
+        todo_results = ev.run(_choice_shardings(space, todo), budget is not None)
+        evaluated.update(zip(todo, todo_results, strict=True))
         step = min([best, *neighbours], key=rank)
         if step == best:
             break
@@ -400,46 +286,113 @@ def plan_module(
     mesh_name, mesh_value, added = _resolve_mesh(base, parse_mesh_spec(mesh))
     text = write_text(base) if added else source
     space = build_space(base, mesh_name, mesh_value)
-    pool, owned = _make_executor(executor, base)
+    cuts = stack_cuts(base, text, name)
+    pool, owned = make_executor(executor, base)
     try:
-        ev = _Evaluator(text, name, params, pool, progress)
-        standards = standard_plans(space)
-        labelled: list[tuple[str, Shardings]] = list(standards.items())
-        ev.run([s for _, s in labelled])
-        choices = _search_choices(space, ev, budget, [s for _, s in labelled])
-        labelled += [("search", s) for s in _choice_shardings(space, choices)]
-        results = ev.run([s for _, s in labelled])
+        ev = Evaluator(text, name, params, pool, progress, cuts)
+        labelled, results = _search(space, ev, budget)
+        reported = _checked(ev, labelled, results, budget)
+        if reported is None:  # the cuts' estimates missed: search the whole module instead
+            whole = Evaluator(text, name, params, pool, progress)
+            whole.full_memo = ev.full_memo
+            ev = whole
+            labelled, results = _search(space, ev, budget)
+            reported = results
     finally:
         if owned and pool is not None:
             pool.shutdown()
     # The replicated program (every planned argument closed and replicated): the search has
     # evaluated it already (a probe, or one of the enumerated choices).
-    base_result = ev.run([space.shardings(tuple(0 for _ in space.groups)) or {}])[0]
+    base_result = ev.run([space.shardings(tuple(0 for _ in space.groups)) or {}], False)[0]
     lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
-    plan = _choose(text, name, labelled, results, len(standards), budget, lower_bound)
+    n_standard = len(standard_plans(space))
+    plan = _choose(text, name, labelled, (results, reported), n_standard, budget, lower_bound)
     plan.search_time_s = time.perf_counter() - start
     plan.candidates_evaluated = len(ev.memo)
     return plan
+
+
+def _search(
+    space: SearchSpace, ev: Evaluator, budget: int | None
+) -> tuple[list[tuple[str, Shardings]], list[dict[str, Any]]]:
+    """The standard plans and the search's choices, labelled, and their estimates."""
+    labelled: list[tuple[str, Shardings]] = list(standard_plans(space).items())
+    ev.run([s for _, s in labelled])  # reported: their peak memory too
+    choices = _search_choices(space, ev, budget, [s for _, s in labelled])
+    labelled += [("search", s) for s in _choice_shardings(space, choices)]
+    return labelled, ev.run([s for _, s in labelled], budget is not None)
+
+
+def _checked(
+    ev: Evaluator,
+    labelled: list[tuple[str, Shardings]],
+    results: list[dict[str, Any]],
+    budget: int | None,
+) -> list[dict[str, Any]] | None:
+    """`results` with the whole module's evaluations of what `_choose` reports: the best two
+    candidates that fit (or, when none fits, the smallest peak). None if one of them differs
+    from its estimate: the cuts are not to be trusted. (The ranking stays the estimates':
+    rounding must not reorder candidates that tie, as symmetric ones do.)"""
+    if ev.cuts is None:
+        return results
+    order = sorted(
+        range(len(labelled)),
+        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
+    )
+    picked: dict[Key, int] = {}
+    for i in order:
+        if not _fits(results[i], budget):
+            break
+        picked.setdefault(_key(labelled[i][1]), i)
+        if len(picked) == 2:
+            break
+    if not picked:
+        i = min(order, key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
+        picked[_key(labelled[i][1])] = i
+    need = sorted(picked.values())
+    full = ev.full([labelled[i][1] for i in need])
+    out = list(results)
+    for i, exact in zip(need, full, strict=True):
+        key = _key(labelled[i][1])
+        if not _agrees(exact, results[i], budget, key in ev.exact_memory):
+            return None
+        for j, (_, other) in enumerate(labelled):
+            if _key(other) == key:
+                out[j] = exact
+    return out
+
+
+def _agrees(
+    exact: dict[str, Any], estimate: dict[str, Any], budget: int | None, memory: bool
+) -> bool:
+    """Whether an estimate from the cuts is the whole module's evaluation (up to rounding);
+    its peak memory too if `memory`."""
+    keys = ("time_s", "comm_bytes_per_device") + (("peak_memory_bytes_per_device",) * memory)
+    return _fits(exact, budget) == _fits(estimate, budget) and all(
+        math.isclose(exact[k], estimate[k], rel_tol=1e-9, abs_tol=1e-15) for k in keys
+    )
 
 
 def _choose(
     text: str,
     name: str,
     labelled: list[tuple[str, Shardings]],
-    results: list[dict[str, Any]],
+    evaluations: tuple[list[dict[str, Any]], list[dict[str, Any]]],
     n_standard: int,
     budget: int | None,
     lower_bound: float,
 ) -> Plan:
     """The fastest candidate that fits (ties: the earliest), its runner-up, the standard
-    plans' summaries (the first `n_standard` candidates)."""
+    plans' summaries (the first `n_standard` candidates). `evaluations`: what ranks the
+    candidates (estimates) and what is reported of them (the whole module's where known)."""
+    ranked, results = evaluations
     order = sorted(
         range(len(labelled)),
-        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
+        key=lambda i: (not _fits(ranked[i], budget), ranked[i]["time_s"], i),
     )
     best = order[0]
-    if not _fits(results[best], budget):
-        raise _infeasible(text, name, labelled, results, budget or 0)
+    if not _fits(ranked[best], budget):
+        raise _infeasible(text, name, labelled, evaluations, budget or 0)
     runner = next((i for i in order[1:] if _key(labelled[i][1]) != _key(labelled[best][1])), None)
     chosen_name, chosen = labelled[best]
     planned = _annotated(text, name, chosen)
@@ -502,11 +455,12 @@ def _infeasible(
     text: str,
     name: str,
     labelled: list[tuple[str, Shardings]],
-    results: list[dict[str, Any]],
+    evaluations: tuple[list[dict[str, Any]], list[dict[str, Any]]],
     budget: int,
 ) -> InfeasibleBudgetError:
     """The error naming the smallest peak found and the largest tensors live at it."""
-    i = min(range(len(results)), key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
+    ranked, results = evaluations
+    i = min(range(len(ranked)), key=lambda j: (ranked[j]["peak_memory_bytes_per_device"], j))
     peak = results[i]["peak_memory_bytes_per_device"]
     largest = ", ".join(
         f"{label} {size} B/device" for label, size in _largest_at_peak(text, name, labelled[i][1])

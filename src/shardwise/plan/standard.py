@@ -48,13 +48,23 @@ def _arg_bytes(space: SearchSpace, c: int) -> int:
 
 
 def batch_class(space: SearchSpace) -> int | None:
-    """The class the inputs are batched over (module docstring), or None."""
+    """The class the inputs are batched over (module docstring), or None. Of classes in the
+    same arguments (a batch of token ids: its batch and sequence dims), the outermost dim: the
+    sequence can reach more bytes (a mask of sequence x sequence), it is not the batch."""
     best: tuple[float, int] | None = None
     for c, cls in enumerate(space.classes):
         share = _arg_bytes(space, c) / max(1, cls.value_bytes)
         if best is None or share < best[0]:
             best = (share, c)
-    return None if best is None else best[1]
+    if best is None:
+        return None
+    args = sorted(space.classes[best[1]].arg_dims)
+    twins = [
+        c
+        for c, cls in enumerate(space.classes)
+        if [a for a, _ in sorted(cls.arg_dims)] == [a for a, _ in args]
+    ]
+    return min(twins, key=lambda c: (sorted(space.classes[c].arg_dims)[0][1], c))
 
 
 def _divides(space: SearchSpace, size: int, axes: tuple[str, ...]) -> bool:

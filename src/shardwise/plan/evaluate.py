@@ -1,0 +1,219 @@
+"""Evaluating candidates: a module loaded once, each candidate's shardings written on a clone
+of it and costed by `cost.estimate_ir`, through a `concurrent.futures.Executor`; for a stack of
+repeated layers, on the module cut to a few of them (`stack.py`)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from shardwise.errors import InputError
+from shardwise.ir import Module
+from shardwise.plan.cost import CostParams, estimate_ir
+from shardwise.plan.stack import CUT, MIN_DEPTH, cut, extrapolate, find_stack
+from shardwise.sdy.funcs import main_func
+from shardwise.sdy.shardings import set_sharding
+from shardwise.sharding import TensorSharding
+
+__all__ = ["Cuts", "Evaluator", "evaluate_candidate", "make_executor", "stack_cuts"]
+
+Shardings = dict[int, TensorSharding]
+Key = tuple[tuple[int, str], ...]
+
+
+def _key(shardings: Shardings) -> Key:
+    return tuple(sorted((i, str(s)) for i, s in shardings.items()))
+
+
+def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> dict[str, Any]:
+    """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
+    Top-level so that executors in other processes (or on Dask workers) can run it."""
+    from shardwise.syntax import parse_tensor_sharding
+
+    module = _fresh_copy(text, name)
+    try:
+        func = main_func(module)
+        assert func is not None
+        args = func.regions[0].entry.args
+        for i, sharding_text in key:
+            set_sharding(args[i], parse_tensor_sharding(sharding_text))
+        return estimate_ir(module, params)
+    finally:
+        module.release()  # frees it by reference counting: no GC pass over a dead module
+
+
+@functools.lru_cache(maxsize=6)
+def _generic_form(text: str, name: str) -> Any:
+    """The text parsed by MLIR once per process; each candidate loads a copy from it."""
+    from shardwise.io.mlir import GenericForm
+
+    return GenericForm.of(text, name)
+
+
+@functools.lru_cache(maxsize=6)
+def _master(text: str, name: str) -> Module:
+    """The text loaded once per process, never changed: candidates propagate clones of it."""
+    return _generic_form(text, name).load()
+
+
+def _fresh_copy(text: str, name: str) -> Module:
+    """A copy of `_master` to change: cloning the IR is about 5x faster than loading the
+    generic form again, and gives the same module (same ops, uses, names and locations)."""
+    import gc
+
+    from shardwise.io.generic_text import RESOURCES
+    from shardwise.ir.edit import clone_op
+
+    master = _master(text, name)
+    enabled = gc.isenabled()
+    gc.disable()  # as the parser: the clone is one live graph, nothing for the GC to find
+    try:
+        copy = Module(clone_op(master.op), master.source, master.filename)
+    finally:
+        if enabled:
+            gc.enable()
+    copy.allow_unregistered_dialect = master.allow_unregistered_dialect
+    copy.unregistered_ops = master.unregistered_ops
+    if master in RESOURCES:
+        RESOURCES[copy] = RESOURCES[master]
+    return copy
+
+
+class Evaluator:
+    """Evaluations through an executor, memoized by the shardings written.
+
+    `run` gives the estimates the search ranks by: the whole module's evaluation, or, when the
+    module is a stack of repeated layers (`stack.py`), one extrapolated from its cuts to a few
+    layers: to 2 and 3 layers, or, when only the step time matters (`memory=False`: no
+    budget), to 1 and 2 (the step time grows by the same from the first layer on, the peak
+    memory may not). `full` gives the whole module's evaluation."""
+
+    def __init__(
+        self,
+        text: str,
+        name: str,
+        params: CostParams,
+        executor: Executor | None,
+        progress: Any = None,
+        cuts: Cuts | None = None,
+    ):
+        self.text, self.name, self.params, self.executor = text, name, params, executor
+        self.cuts = cuts
+        self.memo: dict[Key, dict[str, Any]] = {}  # the estimates
+        self.exact_memory: set[Key] = set()  # the estimates whose peak memory is right
+        self.full_memo: dict[Key, dict[str, Any]] = {}
+        self.cut_memo: dict[tuple[int, Key], dict[str, Any]] = {}
+        self.progress = progress  # a `explain.progress.ProgressSink`, or None
+
+    def run(self, candidates: Sequence[Shardings], memory: bool = True) -> list[dict[str, Any]]:
+        if self.cuts is None:
+            return self.full(candidates)
+        keys = [_key(c) for c in candidates]
+        todo = [k for k in dict.fromkeys(keys) if k not in self.memo or memory]
+        todo = [k for k in todo if not (memory and k in self.exact_memory)]
+        low = CUT if memory else CUT - 1
+        jobs = [(c, k) for k in todo for c in (low, low + 1) if (c, k) not in self.cut_memo]
+        texts, on_cut = self.cuts.texts, self.cuts.key
+        done = self._evaluate([(texts[c], on_cut(c, k)) for c, k in jobs], len(self.cut_memo))
+        self.cut_memo.update(zip(jobs, done, strict=True))
+        for k in todo:
+            lo, hi = self.cut_memo[low, k], self.cut_memo[low + 1, k]
+            self.memo[k] = extrapolate(lo, hi, self.cuts.depth, low)
+            if memory:
+                self.exact_memory.add(k)
+        return [self.memo[k] for k in keys]
+
+    def full(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
+        """The whole module's evaluations (the estimates too when there are no cuts)."""
+        keys = [_key(c) for c in candidates]
+        missing = list(dict.fromkeys(k for k in keys if k not in self.full_memo))
+        done = self._evaluate([(self.text, k) for k in missing], len(self.full_memo))
+        self.full_memo.update(zip(missing, done, strict=True))
+        if self.cuts is None:
+            self.memo = self.full_memo
+        return [self.full_memo[k] for k in keys]
+
+    def _evaluate(self, jobs: list[tuple[str, Key]], done: int) -> list[dict[str, Any]]:
+        total, out = done + len(jobs), []
+        if self.executor is None or len(jobs) < 2:
+            for i, (text, k) in enumerate(jobs):
+                self._tick(done + i, total)
+                out.append(evaluate_candidate(text, self.name, k, self.params))
+        else:
+            futures = [
+                self.executor.submit(evaluate_candidate, text, self.name, k, self.params)
+                for text, k in jobs
+            ]
+            for i, future in enumerate(futures):
+                self._tick(done + i, total)
+                out.append(future.result())
+        self._tick(total, total)
+        return out
+
+    def _tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(done, total, "evaluating candidates")
+
+
+@dataclass(frozen=True, slots=True)
+class Cuts:
+    """A stack of `depth` repeated layers cut to 1, 2 and 3 of them: texts[k], whose arguments
+    are the whole module's arguments args[k]."""
+
+    depth: int
+    texts: dict[int, str]
+    args: dict[int, tuple[int, ...]]
+
+    def key(self, k: int, key: Key) -> Key:
+        """A candidate's shardings (of the whole module's arguments) on the cut to k layers."""
+        position = {a: i for i, a in enumerate(self.args[k])}
+        return tuple((position[i], s) for i, s in key if i in position)
+
+
+def stack_cuts(base: Module, text: str, name: str) -> Cuts | None:
+    """The module (`text`, loaded as `base`) cut to 1, 2 and 3 of its repeated layers; None
+    when it is not such a stack, or too shallow for the cuts to pay (`stack.py`)."""
+    from shardwise.io.mlir import write_text
+
+    found = find_stack(base)
+    if found is None or found.depth < MIN_DEPTH:
+        return None
+    texts, args = {}, {}
+    for k in (CUT - 1, CUT, CUT + 1):
+        module = _fresh_copy(text, name)
+        try:
+            kept = cut(module, found, k)
+            if kept is None:
+                return None
+            texts[k], args[k] = write_text(module), kept
+        finally:
+            module.release()
+    return Cuts(found.depth, texts, args)
+
+
+def make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:
+    """The executor to use and whether we own it (and must shut it down)."""
+    if isinstance(executor, Executor):
+        return executor, False
+    if executor in ("inline", None) and (executor == "inline" or _is_small(module)):
+        return None, False
+    if isinstance(executor, str) and executor.startswith("dask://"):
+        from shardwise.plan.dask_executor import dask_executor
+
+        return dask_executor(executor.removeprefix("dask://")), True
+    if executor not in (None, "processes"):
+        raise InputError(f"--executor {executor!r}: expected processes, inline or dask://HOST:PORT")
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")), True
+
+
+def _is_small(module: Module) -> bool:
+    """Small modules evaluate faster in-process than a process pool starts."""
+    return (os.cpu_count() or 1) <= 2 or sum(1 for _ in module.walk()) < 3000
