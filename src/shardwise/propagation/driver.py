@@ -326,13 +326,18 @@ class PropagationDriver:
         """`rewriter.modifyOpInPlace(op)`: push the op, then its ancestors up to the func."""
         if op is self.current:
             return
-        chain = [op]
+        # A func is left out: its visit does nothing (no rule, no result, never trivially
+        # dead), so whether it is on the worklist changes no other visit or its order. Most
+        # chains end in the func (a tenth of all visits were of a func popped right away).
+        push = self.worklist.push
+        if op.name != "func.func":
+            push(op)
         parent = op.parent_op
-        while parent is not None and parent is not self.module.op:
-            chain.append(parent)
+        module_op = self.module.op
+        while parent is not None and parent is not module_op:
+            if parent.name != "func.func":
+                push(parent)
             parent = parent.parent_op
-        for item in chain:
-            self.worklist.push(item)
 
     # -- re-queuing after a sharding change (notifyShardingModified) ------------------------
 
