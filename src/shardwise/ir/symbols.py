@@ -29,6 +29,10 @@ def symbol_ref(name: str) -> RawAttr:
     return RawAttr("@" + _quote_symbol(name))
 
 
+# What `SymbolTable.reserve` enters for a name it takes.
+_RESERVED = Op("shardwise.reserved_symbol")
+
+
 class SymbolTable:
     """`mlir::SymbolTable` over a module body: lookup, insert with name uniquing, erase.
 
@@ -68,6 +72,16 @@ class SymbolTable:
         holder = op.attributes if "sym_name" in op.attributes else op.properties
         holder["sym_name"] = string_attr(candidate)
         self.symbols[candidate] = op
+        return candidate
+
+    def reserve(self, name: str) -> str:
+        """The name `insert` would give a symbol named `name`, taken with no op behind it
+        (for a symbol that would be erased before anything looks it up)."""
+        candidate = name
+        while candidate in self.symbols:
+            candidate = f"{name}_{self.counter}"
+            self.counter += 1
+        self.symbols[candidate] = _RESERVED
         return candidate
 
     def erase(self, op: Op) -> None:
