@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardwise.ir.attrs import RawAttr, is_bare_key, string_attr, unescape_string
-from shardwise.ir.core import Module, Op
+from shardwise.ir.core import BatchErase, Module, Op
 
 
 def symbol_ref_name(attr: Any) -> str:
@@ -84,8 +84,12 @@ class SymbolTable:
         self.symbols[candidate] = _RESERVED
         return candidate
 
-    def erase(self, op: Op) -> None:
+    def erase(self, op: Op, batch: BatchErase | None = None) -> None:
+        """Erase `op` (with `batch`: out of the module body when the batch closes)."""
         name = self.module.symbol_name(op)
         if name is not None and self.symbols.get(name) is op:
             del self.symbols[name]
-        op.erase()
+        if batch is None:
+            op.erase()
+        else:
+            batch.erase(op)
