@@ -20,17 +20,21 @@ from shardwise.ir import (
     RawAttr,
     Region,
     SymbolTable,
+    TensorType,
     Value,
     ops_in_post_order,
     string_attr,
     string_attr_value,
     symbol_ref,
+    unescape_string,
 )
 from shardwise.passes import sdy_pass
-from shardwise.sdy.funcs import EXECUTION_THREAD_ATTR, ORIGINAL_FUNC_NAME_ATTR
+from shardwise.sdy.funcs import EXECUTION_THREAD_ATTR, ORIGINAL_FUNC_NAME_ATTR, fill_open
 from shardwise.sdy.sharding_walker import get_per_value, set_per_value
+from shardwise.sdy.shardings import get_sharding
+from shardwise.sharding import TensorSharding
 
-__all__ = ["export_named_computations"]
+__all__ = ["export_named_computations", "export_named_computations_merged"]
 
 _NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
 
@@ -155,3 +159,99 @@ def export_named_computations(module: Module) -> None:
     # The calls' edges sit in the big caller blocks: erasing them one by one scans the block.
     with BatchErase() as batch:
         _remove_data_flow_edges(call_results, batch)
+
+
+_NAMED_COMPUTATIONS_AND_CALLS = frozenset({"sdy.named_computation", "func.call"})
+
+
+def export_named_computations_merged(module: Module) -> None:
+    """`export_named_computations` as the propagation pipeline runs it, right before
+    propagate-to-func-results, unflatten-call-graph and symbol-dce: a named computation whose
+    func those would merge into an earlier one's becomes a call of that func at once.
+
+    Unflattening keys a func by its original name and its argument and result shardings (the
+    returned values' shardings, which propagate-to-func-results gives it), and keeps the first
+    func of each key in the calls' post-order; symbol-dce then erases the others. A later
+    named computation with the key of an earlier one is therefore called by that func's name,
+    and its own func is never created: its name is only taken (`SymbolTable.reserve`), as the
+    func would hold it until symbol-dce, so later funcs get the names they would have got.
+    Where the calls' order could differ from the named computations' (a call already in the
+    module, a named computation inside another) or a key cannot be read off the op (a
+    non-tensor argument or result), every func is created as the pass does.
+    """
+    found = ops_in_post_order(module.op, _NAMED_COMPUTATIONS_AND_CALLS)
+    if not _mergeable(found):
+        export_named_computations(module)
+        return
+    table = SymbolTable(module)
+    kept: dict[tuple, str] = {}
+    call_results: list[Value] = []
+    positions: dict[int, int] = {}
+    for op in found:
+        _sink_edges(op)
+        key = _merge_key(module, op)
+        callee = kept.get(key)
+        if callee is None:
+            callee = kept[key] = _create_func(op, table)
+        else:
+            table.reserve(_symbol_name(string_attr_value(op.get_attr("name"))))
+            # The body goes with the op: isolated from above, it uses no value outside it,
+            # so its ops' uses need no dropping.
+            op.regions[0].blocks = []
+        call_results += _replace_with_call(op, callee, positions).results
+    with BatchErase() as batch:
+        _remove_data_flow_edges(call_results, batch)
+
+
+def _mergeable(found: list[Op]) -> bool:
+    """Only named computations, none inside another, with tensor arguments and results."""
+    for op in found:
+        if op.name != "sdy.named_computation":
+            return False
+        parent = op.parent_op
+        while parent is not None:
+            if parent.name == "sdy.named_computation":
+                return False
+            parent = parent.parent_op
+        values = list(op.regions[0].entry.args) + op.results
+        if not all(type(v.type) is TensorType for v in values):
+            return False
+    return True
+
+
+def _symbol_name(name: str) -> str:
+    """`Module.symbol_name` of a func named `name` by `_create_func`."""
+    text = str(string_attr(name))
+    return unescape_string(text[1:-1]) if text.startswith('"') else text
+
+
+def _merge_key(module: Module, op: Op) -> tuple:
+    """`unflatten_call_graph`'s key of the func `_create_func` would make of `op`, once
+    propagate-to-func-results has run: (original name, argument shardings, result
+    shardings), each list None without a mesh, missing shardings fully open."""
+    block = op.regions[0].entry
+    in_shardings = get_per_value(op, "in_shardings")
+    args: list[TensorSharding | None] = (
+        list(in_shardings) if in_shardings else [None] * len(block.args)
+    )
+    results: list[TensorSharding | None] = []
+    terminator = block.terminator
+    assert terminator is not None, "a named computation without a return"
+    for value in terminator.operands:
+        # In the func, a block argument's data-flow edge is gone: the argument is returned.
+        edge = value.defining_op
+        if edge is not None and edge.name == "sdy.data_flow_edge":
+            source = edge.operands[0]
+            if source.owner is block:
+                value = source
+        if value.owner is block:
+            results.append(args[value.index])  # the func argument's sharding
+        else:
+            results.append(get_sharding(value))
+    arg_shardings = fill_open(module, args, [a.type.rank for a in block.args])  # type: ignore[attr-defined]
+    result_shardings = fill_open(module, results, [r.type.rank for r in op.results])  # type: ignore[attr-defined]
+    return (
+        string_attr_value(op.get_attr("name")),
+        None if arg_shardings is None else tuple(arg_shardings),
+        None if result_shardings is None else tuple(result_shardings),
+    )

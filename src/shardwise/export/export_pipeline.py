@@ -17,7 +17,7 @@ from shardwise.export.close_shardings import close_shardings
 from shardwise.export.constant_or_scalar_merger import constant_or_scalar_merger
 from shardwise.export.drop_sharding_rules import drop_sharding_rules
 from shardwise.export.explicit_reshards.insert_explicit_reshards import insert_explicit_reshards
-from shardwise.export.export_named_computations import export_named_computations
+from shardwise.export.export_named_computations import export_named_computations_merged
 from shardwise.export.inline_meshes import inline_meshes
 from shardwise.export.insert_func_call_reshards import insert_func_call_reshards
 from shardwise.export.propagate_to_func_results import propagate_to_func_results
@@ -183,7 +183,7 @@ def post_propagation_pipeline(
         propagate_to_func_results(module)
         run_on_funcs(module, sink_func_data_flow_edges)
     else:
-        export_named_computations(module)
+        export_named_computations_merged(module)
         propagate_to_func_results(module)
     found = unflatten_call_graph(module)
     symbol_dce(module)

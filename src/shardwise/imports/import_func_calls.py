@@ -10,6 +10,7 @@ from shardwise.errors import InputError
 from shardwise.imports.add_data_flow_edges import EdgePlacer, add_data_flow_edges_to
 from shardwise.ir import (
     SHARDING_ATTR,
+    BatchErase,
     Module,
     Op,
     Region,
@@ -133,10 +134,12 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
             _move_body_converting_return(func, region)
             moved[name] = region
         _replace_op(call, named)
-    for name in moved:
-        callee = table.lookup(name)
-        if callee is not None:
-            table.erase(callee)
+    # One pass over the module body for all of them (each `erase` would scan it).
+    with BatchErase() as batch:
+        for name in moved:
+            callee = table.lookup(name)
+            if callee is not None:
+                table.erase(callee, batch)
     if add_data_flow_edges_on_named_computations:
         placer = EdgePlacer()
         for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from shardwise.errors import PropagationError
-from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, string_attr_value
+from shardwise.ir import ArrayAttr, BatchErase, DictAttr, Module, Op, RawAttr, string_attr_value
 from shardwise.passes import sdy_pass
 
 __all__ = [
@@ -177,9 +177,10 @@ def symbol_dce(module: Module) -> None:
             break
         if next(scans[-1], _DONE) is _DONE:
             scans.pop()
-    for op in list(module.body.ops):
-        if id(op) not in liveness.live:
-            op.erase()
+    with BatchErase() as batch:  # one pass over the body (each `erase` would scan it)
+        for op in list(module.body.ops):
+            if id(op) not in liveness.live:
+                batch.erase(op)
 
 
 _DONE = object()

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardwise.errors import UNKNOWN_LOCATION
 from shardwise.ir.attrs import copy_attr
-from shardwise.ir.core import Block, Op, Region, Value
+from shardwise.ir.core import _NO_REGIONS, Block, Op, Region, Value
 
 
 def clone_op(op: Op, mapping: dict[Value, Value] | None = None) -> Op:
@@ -19,19 +20,24 @@ def clone_op(op: Op, mapping: dict[Value, Value] | None = None) -> Op:
     """
     if mapping is None:
         mapping = {}
-    new = Op(
-        op.name,
-        [mapping.get(v, v) for v in op.operands],
-        [r.type for r in op.results],
-        {k: copy_attr(v) for k, v in op.properties.items()},
-        {k: copy_attr(v) for k, v in op.attributes.items()},
-        location=op.location,
-        loc_text=op.loc_text,
-        result_names=[r.name for r in op.results],
-    )
+    # What `Op(...)` would build from the copied parts, its slots set directly (cloning is a
+    # tenth of importing a call-heavy model: every call after the first gets a clone).
+    new = Op.__new__(Op)
+    new.name = op.name
+    new.operands = operands = [mapping.get(v, v) for v in op.operands]
+    for i, value in enumerate(operands):
+        value.uses.append((new, i))
+    new.results = []
+    for old in op.results:
+        result = mapping[old] = Value(old.type, new, len(new.results), old.name)
+        new.results.append(result)
+    new.properties = {k: copy_attr(v) for k, v in op.properties.items()}
+    new.attributes = {k: copy_attr(v) for k, v in op.attributes.items()}
+    new.regions = _NO_REGIONS  # type: ignore[assignment]
     new.successors = list(op.successors)
-    for old, result in zip(op.results, new.results, strict=True):
-        mapping[old] = result
+    new.location = op.location or UNKNOWN_LOCATION
+    new.loc_text = op.loc_text
+    new.parent = None
     for region in op.regions:
         new.add_region(clone_region(region, mapping))
     return new

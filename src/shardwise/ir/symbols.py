@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardwise.ir.attrs import RawAttr, is_bare_key, string_attr, unescape_string
-from shardwise.ir.core import Module, Op
+from shardwise.ir.core import BatchErase, Module, Op
 
 
 def symbol_ref_name(attr: Any) -> str:
@@ -27,6 +27,10 @@ def _quote_symbol(name: str) -> str:
 def symbol_ref(name: str) -> RawAttr:
     """The FlatSymbolRefAttr naming `name`: ``@foo`` or ``@"a-b"``."""
     return RawAttr("@" + _quote_symbol(name))
+
+
+# What `SymbolTable.reserve` enters for a name it takes.
+_RESERVED = Op("shardwise.reserved_symbol")
 
 
 class SymbolTable:
@@ -70,8 +74,22 @@ class SymbolTable:
         self.symbols[candidate] = op
         return candidate
 
-    def erase(self, op: Op) -> None:
+    def reserve(self, name: str) -> str:
+        """The name `insert` would give a symbol named `name`, taken with no op behind it
+        (for a symbol that would be erased before anything looks it up)."""
+        candidate = name
+        while candidate in self.symbols:
+            candidate = f"{name}_{self.counter}"
+            self.counter += 1
+        self.symbols[candidate] = _RESERVED
+        return candidate
+
+    def erase(self, op: Op, batch: BatchErase | None = None) -> None:
+        """Erase `op` (with `batch`: out of the module body when the batch closes)."""
         name = self.module.symbol_name(op)
         if name is not None and self.symbols.get(name) is op:
             del self.symbols[name]
-        op.erase()
+        if batch is None:
+            op.erase()
+        else:
+            batch.erase(op)
