@@ -385,6 +385,15 @@ def _unsupported(error: ExecutionError, module: ir.Module) -> UnsupportedError:
     ]
     first_line = error.message.strip().splitlines()[0] if error.message.strip() else "?"
     notes = [f"op XLA CPU may not run: {s}" for s in suspects]
+    if "fft_thunk" in error.message:
+        ffts = [str(op.location) for op in module.walk() if op.name == "stablehlo.fft"]
+        notes.append(
+            "XLA CPU bug, not a wrong program: layout assignment gives a stablehlo.fft a "
+            "non-row-major layout when its result feeds an all_gather (or another op that "
+            "wants its gathered dimension major), and the CPU fft thunk accepts row-major "
+            "only; a jax.shard_map of ifft -> all_gather(axis=1) fails the same way. "
+            f"fft ops: {', '.join(ffts) or '?'}"
+        )
     return UnsupportedError(
         f"XLA's CPU backend cannot {error.stage} {module.filename}: {first_line}",
         Location(module.filename),

@@ -54,6 +54,17 @@ def _backend() -> tuple[Any, Any]:
     return backend, backend.devices()
 
 
+def _initialize_lapack() -> None:
+    """Load the LAPACK kernels behind jaxlib's ``lapack_*_ffi`` custom calls.
+
+    jaxlib registers those targets but fills in the LAPACK functions (from scipy) only when
+    jax lowers a linalg op; a program that arrives as text has not been lowered by jax, and
+    calling the empty kernel crashes the process (SIGSEGV)."""
+    from jax._src.lax import linalg
+
+    linalg.initialize_lapack()
+
+
 def _compile(text: str, devices: list[Any]) -> Any:
     from jax._src import compiler
     from jax._src.interpreters import mlir as jax_mlir
@@ -61,6 +72,8 @@ def _compile(text: str, devices: list[Any]) -> Any:
     from jax._src.lib.mlir import ir
 
     backend, _ = _backend()
+    if "@lapack_" in text:
+        _initialize_lapack()
     n = len(devices)
     options = compiler.get_compile_options(
         num_replicas=1, num_partitions=n, device_assignment=np.array(devices).reshape(1, n)
