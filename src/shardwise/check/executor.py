@@ -57,19 +57,37 @@ class Executor:
 
         With `spmd_result_shapes` XLA partitions `text` by its own shardings: `inputs` and
         the outputs (of those shapes) are global arrays (see `shardwise.check.worker`)."""
+        return self._request(text, [inputs], devices, spmd_result_shapes, batch=False)[0]
+
+    def run_many(
+        self, text: str, input_sets: list[list[np.ndarray]], devices: int
+    ) -> list[list[np.ndarray]]:
+        """`run` for each input set, compiling `text` once."""
+        return self._request(text, input_sets, devices, None, batch=True)
+
+    def _request(
+        self,
+        text: str,
+        input_sets: list[list[np.ndarray]],
+        devices: int,
+        spmd_result_shapes: list[tuple[int, ...]] | None,
+        batch: bool,
+    ) -> list[list[np.ndarray]]:
         if devices > self.devices:
             self.close()
             self.devices = devices
         proc = self._worker()
         folder = Path(self._dir.name)
         (folder / "program.mlir").write_text(text, encoding="utf-8")
-        dtypes = save_arrays(str(folder / "inputs.npz"), inputs)
-        request = {
+        ins = [str(folder / f"inputs{k}.npz") for k in range(len(input_sets))]
+        outs = [str(folder / f"outputs{k}.npz") for k in range(len(input_sets))]
+        dtypes = [save_arrays(path, xs) for path, xs in zip(ins, input_sets, strict=True)]
+        request: dict[str, Any] = {
             "mlir": str(folder / "program.mlir"),
             "devices": devices,
-            "inputs": str(folder / "inputs.npz"),
-            "dtypes": dtypes,
-            "outputs": str(folder / "outputs.npz"),
+            "inputs": ins if batch else ins[0],
+            "dtypes": dtypes if batch else dtypes[0],
+            "outputs": outs if batch else outs[0],
         }
         if spmd_result_shapes is not None:
             request["spmd_result_shapes"] = [list(s) for s in spmd_result_shapes]
@@ -83,7 +101,8 @@ class Executor:
         reply = json.loads(line)
         if not reply["ok"]:
             raise ExecutionError(reply["stage"], reply["error"])
-        return load_arrays(str(folder / "outputs.npz"), reply["dtypes"])
+        got = reply["dtypes"] if batch else [reply["dtypes"]]
+        return [load_arrays(path, names) for path, names in zip(outs, got, strict=True)]
 
     def _read_reply(self, proc: subprocess.Popen[str]) -> str:
         """One reply line, or ExecutionError after `timeout` seconds (the worker is killed:
