@@ -24,17 +24,20 @@ import numpy as np
 
 from shardwise.check.values import EPS, bad_elements
 
-__all__ = ["perturbed_inputs", "explained", "PAIRS", "PERTURBATION_ULPS", "MAGNITUDE"]
+__all__ = ["perturbed_inputs", "Sensitivity", "PAIRS", "ROUNDS", "PERTURBATION_ULPS", "MAGNITUDE"]
 
-PAIRS = 2
+PAIRS = 2  # pairs of perturbed runs per round (one compile)
+ROUNDS = 8  # at most; a round that explains no further element ends the search
 PERTURBATION_ULPS = 4.0
 MAGNITUDE = 2.0
 _EPS64 = 2.0**-52
 
 
-def perturbed_inputs(inputs: tuple[np.ndarray, ...], seed: int) -> list[list[np.ndarray]]:
+def perturbed_inputs(
+    inputs: tuple[np.ndarray, ...], seed: int, round_: int = 0
+) -> list[list[np.ndarray]]:
     """`2 * PAIRS` copies of `inputs`, their float arrays perturbed (integers kept)."""
-    rng = np.random.default_rng([seed, 0x5EED])
+    rng = np.random.default_rng([seed, 0x5EED, round_])
     sets: list[list[np.ndarray]] = []
     for _ in range(PAIRS):
         noise = [rng.standard_normal(x.shape) if x.dtype.kind == "f" else None for x in inputs]
@@ -51,29 +54,44 @@ def _perturb(x: np.ndarray, noise: np.ndarray | None, sign: float) -> np.ndarray
     return (x.astype(np.float64) * scale).astype(x.dtype)
 
 
-def explained(
-    actual: np.ndarray,
-    expected: np.ndarray,
-    truth: np.ndarray | None,
-    perturbed: list[np.ndarray],
-) -> bool:
-    """Whether every failing element of `actual` is an unstable element of the reference
-    (module docstring); False when nothing fails or shapes differ."""
-    if actual.shape != expected.shape or any(r.shape != expected.shape for r in perturbed):
-        return False
-    bad = bad_elements(actual, expected, truth)
-    if not bad.any() or not perturbed:
-        return False
-    unstable = np.zeros(expected.shape, dtype=bool)
-    for run in perturbed:
-        unstable |= bad_elements(run, expected, truth)
-    if not unstable[bad].all():
-        return False
-    if expected.dtype.kind not in "fc":
-        return True
-    with np.errstate(all="ignore"):
-        e = expected.astype(np.float64)
-        moved = np.max([np.abs(r.astype(np.float64) - e) for r in perturbed], axis=0)
-        off = np.abs(actual.astype(np.float64) - e)
-        within = (off <= MAGNITUDE * moved) | (np.isnan(off) & np.isnan(moved))
-    return bool(within[bad].all())
+class Sensitivity:
+    """One result that differs: its failing elements, and what the perturbed reference runs
+    seen so far say about them (module docstring)."""
+
+    def __init__(self, actual: np.ndarray, expected: np.ndarray, truth: np.ndarray | None):
+        self.expected, self.truth = expected, truth
+        self.usable = actual.shape == expected.shape
+        shape = expected.shape
+        self.bad = bad_elements(actual, expected, truth) if self.usable else np.ones(shape, bool)
+        self.floats = expected.dtype.kind in "fc"
+        with np.errstate(all="ignore"):
+            e = expected.astype(np.float64) if self.floats else None
+            self.off = np.abs(actual.astype(np.float64) - e) if e is not None else None
+        self.unstable = np.zeros(shape, dtype=bool)
+        self.moved = np.zeros(shape, dtype=np.float64)
+
+    def add(self, run: np.ndarray) -> None:
+        """Take one perturbed reference run into account."""
+        if not self.usable or run.shape != self.expected.shape:
+            self.usable = False
+            return
+        self.unstable |= bad_elements(run, self.expected, self.truth)
+        if self.floats:
+            with np.errstate(all="ignore"):
+                move = np.abs(run.astype(np.float64) - self.expected.astype(np.float64))
+            self.moved = np.fmax(self.moved, np.nan_to_num(move, nan=np.inf))
+
+    def unexplained(self) -> int:
+        """Failing elements not (yet) shown to be unstable near-ties."""
+        if not self.usable:
+            return int(self.bad.size)
+        ok = self.unstable
+        if self.off is not None:
+            with np.errstate(all="ignore"):
+                ok = ok & ((self.off <= MAGNITUDE * self.moved) | np.isnan(self.off))
+        return int((self.bad & ~ok).sum())
+
+    @property
+    def explained(self) -> bool:
+        """Every failing element is an unstable element of the reference."""
+        return bool(self.bad.any()) and self.unexplained() == 0

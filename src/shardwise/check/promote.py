@@ -11,8 +11,9 @@ pass), with three repairs:
   ``lapack_c*`` -> ``lapack_z*``);
 - ops whose meaning depends on the bits of the type stay at their precision, with converts
   around them: ``bitcast_convert`` (the random bits of dropout become an f32), ``rng``, and
-  any other custom call. The types they keep are renamed to a placeholder that the rewrite
-  does not touch (`_KEEP`), then named back.
+  any other custom call. Each such op and its converts carry a marker attribute (`_MARK`)
+  while the module is written; their lines keep (the op) or half-promote (the converts) their
+  types, and the marker is removed.
 
 A program the rewrite cannot serve is one XLA rejects: the checker then uses the fixed
 tolerance and says so.
@@ -31,7 +32,7 @@ from shardwise.ir import Module, Op, TensorType
 __all__ = ["promote_to_f64", "PROMOTED"]
 
 PROMOTED = ("f32", "f16", "bf16")
-_KEEP = "KEEPFLOAT"
+_MARK = "shardwise.truth_keep"
 _PINNED_OPS = frozenset({"stablehlo.bitcast_convert", "stablehlo.rng"})
 # A float element type in a tensor or complex type: tensor<4xf32>, tensor<f32>, complex<f32>.
 _ELEMENT = re.compile(r"(?<=[x<])(bf16|f16|f32)(?=[>,])")
@@ -39,6 +40,8 @@ _HEX = re.compile(
     r'dense<("?)0x([0-9A-Fa-f]+)\1>(\s*:\s*tensor<(?:[0-9?]+x)*)(complex<)?(bf16|f16|f32)>'
 )
 _LAPACK = re.compile(r"@lapack_([sc])")
+_MARKED = re.compile(r",?\s*" + re.escape(_MARK) + r' = "(op|in|out)"')
+_LAST_TYPE = re.compile(r"(tensor<[^>]*(?:<[^>]*>)?[^>]*>)\s*$")
 
 
 def promote_to_f64(module: Module) -> str:
@@ -47,11 +50,29 @@ def promote_to_f64(module: Module) -> str:
     for op in list(module.walk()):
         if _pinned(op):
             _keep_precision(op)
-    text = write_text(module)
-    text = _HEX.sub(_hex_to_f64, text)
-    text = _ELEMENT.sub("f64", text)
-    text = _LAPACK.sub(lambda m: "@lapack_" + {"s": "d", "c": "z"}[m.group(1)], text)
-    return text.replace(_KEEP, "")
+    lines = []
+    for line in write_text(module).splitlines():
+        marked = _MARKED.search(line)
+        if marked is None:
+            lines.append(_promote(line))
+            continue
+        line = _MARKED.sub("", line).replace("{, ", "{").replace(" {}", "")
+        if marked.group(1) == "op":
+            lines.append(line)
+            continue
+        head, _, _ = line.rpartition(" : ")
+        found = _LAST_TYPE.search(line)
+        assert found is not None, line
+        kept = found.group(1)
+        wide = _ELEMENT.sub("f64", kept)
+        pair = f"({wide}) -> {kept}" if marked.group(1) == "in" else f"({kept}) -> {wide}"
+        lines.append(f"{head} : {pair}")
+    text = "\n".join(lines) + "\n"
+    return _LAPACK.sub(lambda m: "@lapack_" + {"s": "d", "c": "z"}[m.group(1)], text)
+
+
+def _promote(line: str) -> str:
+    return _ELEMENT.sub("f64", _HEX.sub(_hex_to_f64, line))
 
 
 def _pinned(op: Op) -> bool:
@@ -64,40 +85,28 @@ def _pinned(op: Op) -> bool:
 
 
 def _promotable(type_: ir.Type) -> bool:
-    return isinstance(type_, TensorType) and _element(type_.element_type) in PROMOTED
-
-
-def _element(element_type: str) -> str:
-    return (
-        element_type[len("complex<") : -1] if element_type.startswith("complex<") else element_type
-    )
-
-
-def _kept(type_: TensorType) -> TensorType:
-    """The same type, named so that the rewrite leaves it at its precision."""
+    if not isinstance(type_, TensorType):
+        return False
     e = type_.element_type
-    inner = _element(e)
-    kept = _KEEP + inner
-    return TensorType(type_.shape, f"complex<{kept}>" if e != inner else kept)
+    return (e[len("complex<") : -1] if e.startswith("complex<") else e) in PROMOTED
 
 
 def _keep_precision(op: Op) -> None:
-    """Convert `op`'s float operands to their own type (pinned) before it and its float
-    results back after it, so that it runs at the program's precision."""
+    """Put a convert to the same type before each float operand of `op` and after each float
+    result, all marked (`_MARK`): the text rewrite keeps `op` at its precision."""
     block = op.parent
     assert block is not None
+    op.attributes[_MARK] = ir.RawAttr('"op"')
     for i, operand in enumerate(list(op.operands)):
         if _promotable(operand.type):
-            assert isinstance(operand.type, TensorType)
-            convert = Op("stablehlo.convert", [operand], [_kept(operand.type)])
+            convert = Op("stablehlo.convert", [operand], [operand.type])
+            convert.attributes[_MARK] = ir.RawAttr('"in"')
             block.insert_before(op, convert)
             op.set_operand(i, convert.results[0])
     for result in op.results:
         if _promotable(result.type):
-            assert isinstance(result.type, TensorType)
-            original = result.type
-            result.type = _kept(original)
-            convert = Op("stablehlo.convert", [result], [original])
+            convert = Op("stablehlo.convert", [result], [result.type])
+            convert.attributes[_MARK] = ir.RawAttr('"out"')
             block.insert_after(op, convert)
             result.replace_all_uses_with(convert.results[0], except_op=convert)
 
