@@ -11,8 +11,10 @@ Models: `tests/models/data/*.mlir` and, when they exist, the benchmark models of
 XLA worker for all). Columns: the verdict (EQUAL, DIFFERENT, UNDECIDED, or `cannot run` /
 `partition error` with the first line of the message), over the results the largest absolute
 and relative error (against the float64 truth when there is one), the largest of the
-unsharded f32 program's own errors against that truth, and the seconds of partition and
-check (wall clock: the machine may be shared).
+unsharded f32 program's own errors against that truth, the ratio (the largest multiple of
+the reference's own error an element of a result has, beyond the floor: it passes up to
+`values.K_REFERENCE`), and the seconds of partition and check (wall clock: the machine may
+be shared).
 """
 
 from __future__ import annotations
@@ -76,21 +78,27 @@ def check_model(path: Path, seed: int, executor: Executor) -> dict[str, object]:
     row["check_s"] = time.perf_counter() - start
     diffs = [r.difference for r in result.results]
     refs = [d.reference_error for d in diffs if d.reference_error is not None]
+    ratios = [d.error_ratio for d in diffs if d.error_ratio is not None]
+    off_path = sum(d.off_path for d in diffs)
     row.update(
         verdict=result.verdict,
         max_abs=max((d.max_abs_error for d in diffs), default=0.0),
         max_rel=max((d.max_rel_error for d in diffs), default=0.0),
         ref_err=max(refs) if refs else None,
+        ratio=max(ratios) if ratios else None,
+        off_path=off_path,
         tolerance=result.tolerance,
         differing=[r.index for r in result.results if not r.equal],
     )
     if result.tolerance != "float64":
         row["note"] = f"fixed tolerance ({result.tolerance[:80]})"
+    if off_path:
+        row["note"] = f"f32 reference off the float64 truth by > sqrt(eps) at {off_path} elements"
     if not result.equal:
         bad = [r for r in result.results if not r.equal]
         row["note"] = "; ".join(
             f"result {r.index}: {r.difference.mismatches}/{r.difference.size} differ" for r in bad
-        )[:160]
+        )[:160] + (f"; {row['note']}" if off_path else "")
     return row
 
 
@@ -100,13 +108,13 @@ def _num(value: object) -> str:
 
 def table(rows: list[dict[str, object]]) -> str:
     lines = [
-        "| model | verdict | max abs error | max rel error | f32 reference's own | partition s | check s | note |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| model | verdict | max abs error | max rel error | f32 reference's own | ratio | partition s | check s | note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(
             f"| {r['model']} | {r['verdict']} | {_num(r.get('max_abs'))} | "
-            f"{_num(r.get('max_rel'))} | {_num(r.get('ref_err'))} | "
+            f"{_num(r.get('max_rel'))} | {_num(r.get('ref_err'))} | {_num(r.get('ratio'))} | "
             f"{_num(r.get('partition_s'))} | {_num(r.get('check_s'))} | {r['note']} |"
         )
     return "\n".join(lines)

@@ -261,7 +261,7 @@ def check(
     versus_xla = None
     if against_xla and not case.xla_reference:
         xout = _run_spmd(run, xla_spmd.spmd_program(case.gtext, gname), case)
-        versus_xla = tuple(compare(x, g) for x, g in zip(xout, gout, strict=True))
+        versus_xla = tuple(compare(x, g, t) for x, g, t in zip(xout, gout, truths, strict=True))
     reference = "xla" if case.xla_reference else "unsharded"
     return CheckResult(
         gname,
@@ -544,11 +544,11 @@ def _check_result(
             p for p in range(len(stacked)) if not compare(stacked[p], pieces[p]).equal
         )
     else:  # each piece held to the whole result's error scale
-        truth_pieces, q = split(truth, sharding, own), reference_scale(expected, truth)
+        truth_pieces, scale = split(truth, sharding, own), reference_scale(expected, truth)
         differing = tuple(
             p
             for p in range(len(stacked))
-            if not compare(stacked[p], pieces[p], truth_pieces[p], q).equal
+            if not compare(stacked[p], pieces[p], truth_pieces[p], scale).equal
         )
     actual, disagree = assemble(stacked, expected.shape, sharding, own)
     return ResultCheck(index, label, compare(actual, expected, truth), differing, tuple(disagree))
