@@ -70,7 +70,14 @@ def check_model(path: Path, seed: int, executor: Executor) -> dict[str, object]:
     row["partition_s"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
-        result = check(text, local, seed=seed, executor=executor, global_name=str(path))
+        result = check(
+            text,
+            local,
+            seed=seed,
+            executor=executor,
+            global_name=str(path),
+            local_name=f"{path.name} (partitioned by shardwise)",
+        )
     except UnsupportedError as e:
         row.update(verdict="cannot run", note=str(e).splitlines()[0][:160])
         row["check_s"] = time.perf_counter() - start

@@ -6,13 +6,15 @@ Two ways to compare a float result:
   program a second time with every float type promoted to f64, `check/promote.py`). The
   unsharded f32 program's own error against the truth sets the scale: an element of the
   program under test passes when ``|actual - truth| <= K * (|expected - truth| + Q) +
-  FLOOR_ULPS * eps * (|truth| + 1)``, where ``Q`` is the reference's error at the array's
-  ``ceil(n / 1000)``-th worst element (its maximum, ignoring up to 0.1% outliers: one
-  ill-conditioned element does not loosen the whole array; in an array of up to 1000
-  elements it does), ``eps`` the dtype's machine
-  epsilon and 1 the scale of the inputs. An element equal to the reference's within the
-  floor passes too. A sum added in another order has an error of the reference's order;
-  a wrong collective or slice is off by the values' own size.
+  FLOOR_ULPS * eps * (|truth| + 1)``, or when it equals the reference within that floor.
+  ``eps`` is the dtype's machine epsilon and 1 the scale of the inputs. ``Q`` is the
+  reference's error at the ``ceil(n / 1000)``-th worst element *on the truth's path*: the
+  elements where the reference is within ``sqrt(eps) * (|truth| + S)`` of the truth (``S``
+  the array's largest ``|truth|``). Off the path, the f64 program took other discrete
+  decisions (a routing, an eigenvector's sign), so there the reference's own error is no
+  yardstick: the element must be within ``K * Q + floor`` of the truth or of the reference.
+  A sum added in another order has an error of the reference's order; a wrong collective
+  or slice is off by the values' own size.
 - **A fixed tolerance** (no truth: f64 results, or a program the truth cannot be built for):
   ``|actual - expected| <= rtol * (|expected| + scale + ABS_FLOOR)``, ``scale`` the largest
   ``|expected|`` of the array, so that a reassociated sum near zero is not held to a
