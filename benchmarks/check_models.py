@@ -97,15 +97,23 @@ def check_model(path: Path, seed: int, executor: Executor) -> dict[str, object]:
         tolerance=result.tolerance,
         differing=[r.index for r in result.results if not r.equal],
     )
-    if result.tolerance != "float64":
-        row["note"] = f"fixed tolerance ({result.tolerance[:80]})"
-    if off_path:
-        row["note"] = f"f32 reference off the float64 truth by > sqrt(eps) at {off_path} elements"
+    notes = []
     if not result.equal:
         bad = [r for r in result.results if not r.equal]
-        row["note"] = "; ".join(
-            f"result {r.index}: {r.difference.mismatches}/{r.difference.size} differ" for r in bad
-        )[:160] + (f"; {row['note']}" if off_path else "")
+        notes.append(
+            "; ".join(
+                f"result {r.index}: {r.difference.mismatches}/{r.difference.size} differ"
+                for r in bad
+            )[:160]
+        )
+    if result.tolerance != "float64":
+        notes.append(f"fixed tolerance ({result.tolerance[:80]})")
+    vacuous = [r.index for r in result.results if r.vacuous]
+    if vacuous:
+        notes.append(f"vacuous: {len(vacuous)}/{len(result.results)} results all NaN/inf")
+    if off_path:
+        notes.append(f"f32 reference off the float64 truth by > sqrt(eps) at {off_path} elements")
+    row["note"] = "; ".join(notes)
     return row
 
 

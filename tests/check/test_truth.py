@@ -129,3 +129,23 @@ def test_perturbations_come_in_sign_pairs_and_keep_integers() -> None:
     up, down = sets[0][0].astype(np.float64) - 1, sets[1][0].astype(np.float64) - 1
     assert np.allclose(up, -down, atol=2**-24) and 0 < np.abs(up).max() < 1e-5
     assert all(np.array_equal(s[1], i) for s in sets)
+
+
+# x / 0 - x / 0: NaN everywhere, whatever the inputs.
+OVERFLOWS = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%x: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<8x4xf32>) {
+  %zero = stablehlo.constant dense<0.000000e+00> : tensor<8x4xf32>
+  %inf = stablehlo.divide %x, %zero : tensor<8x4xf32>
+  %nan = stablehlo.subtract %inf, %inf : tensor<8x4xf32>
+  return %nan, %x : tensor<8x4xf32>, tensor<8x4xf32>
+}
+"""
+
+
+def test_a_result_that_is_nan_everywhere_is_flagged_vacuous(executor) -> None:
+    result = check(OVERFLOWS, shardwise.load(OVERFLOWS).partition().text, executor=executor)
+    assert result.equal
+    assert [r.vacuous for r in result.results] == [True, False]
+    assert "warning: 1 of 2 results are NaN or infinite everywhere" in str(result)
+    assert result.to_json()["vacuous"] == [0]

@@ -43,6 +43,9 @@ class ResultCheck:
     name: str = ""  # the user's name of the result (``jax.result_info``), if the module has it
     # It differs only where the unsharded program itself is unstable (`conditioning`).
     ill_conditioned: bool = False
+    # A float result with no finite element in the reference: equal proves only that the
+    # NaNs and infinities are in the same places.
+    vacuous: bool = False
 
     @property
     def equal(self) -> bool:
@@ -56,6 +59,8 @@ class ResultCheck:
         if self.disagreeing_devices:
             ids = ", ".join(map(str, self.disagreeing_devices))
             text += f"; replicas disagree on devices {ids}"
+        if self.vacuous:
+            text += "; vacuous: every element is NaN or infinite in the unsharded program"
         if self.ill_conditioned:
             text += (
                 "; ill-conditioned: every differing element also moves when the unsharded "
@@ -114,6 +119,7 @@ class CheckResult:
             "equal": self.equal,
             "verdict": self.verdict,
             "tolerance": self.tolerance,
+            "vacuous": [r.index for r in self.results if r.vacuous],
             "global": self.global_name,
             "local": self.local_name,
             "devices": self.devices,
@@ -151,6 +157,13 @@ class CheckResult:
         ]
         if self.tolerance != "float64":
             lines.append(f"  floats compared with the fixed tolerance: {self.tolerance}")
+        vacuous = [r.index for r in self.results if r.vacuous]
+        if vacuous:
+            lines.append(
+                f"  warning: {len(vacuous)} of {len(self.results)} results are NaN or infinite "
+                "everywhere in the unsharded program at these inputs (it overflows); their "
+                "check shows only that the partitioned program overflows in the same places"
+            )
         if self.reference == "xla":
             lines.append(
                 "  reference: XLA's own SPMD partitioning of the annotated program (it has a "
@@ -551,7 +564,9 @@ def _check_result(
             if not compare(stacked[p], pieces[p], truth_pieces[p], scale).equal
         )
     actual, disagree = assemble(stacked, expected.shape, sharding, own)
-    return ResultCheck(index, label, compare(actual, expected, truth), differing, tuple(disagree))
+    vacuous = expected.dtype.kind in "fc" and expected.size > 0 and not np.isfinite(expected).any()
+    difference = compare(actual, expected, truth)
+    return ResultCheck(index, label, difference, differing, tuple(disagree), vacuous=bool(vacuous))
 
 
 def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:
