@@ -230,13 +230,24 @@ def test_loop_carries_local_types_and_keeps_its_counter() -> None:
 
 
 def test_fft_partitions_but_xla_cpu_cannot_run_it(executor, capsys) -> None:
-    # The per-device program is valid; XLA's CPU fft thunk rejects the layout it gets from
-    # the all_to_all before it (a RET_CHECK), so the checker says it cannot run (exit 2).
+    # The per-device program is valid. XLA's CPU layout assignment makes the IFFT's result
+    # dim-1-major for the all_gather on dim 1 after it, and the CPU fft thunk RET_CHECKs that
+    # layout (a jax.shard_map of ifft -> all_gather(axis=1, tiled) fails the same way), so
+    # the checker says it cannot run (exit 2) and names the XLA bug.
     assert shardwise.load(str(_DATA / "fft.mlir")).partition().text
     status = cli.main(["check", str(_DATA / "fft.mlir")])
     out = capsys.readouterr()
     assert status == EXIT_CANNOT_RUN, out.out + out.err
     assert "fft_thunk" in out.out + out.err
+    assert "XLA CPU bug, not a wrong program" in out.err
+
+
+def test_linalg_lapack_custom_calls_run_and_check_equal(executor, capsys) -> None:
+    # jaxlib's lapack_*_ffi targets have no kernels until jax lowers a linalg op; the worker
+    # loads them (scipy's LAPACK) for a program that calls them, where it crashed before.
+    status = cli.main(["check", str(_DATA / "linalg.mlir")])
+    out = capsys.readouterr()
+    assert status == EXIT_EQUAL, out.out + out.err
 
 
 # -- the pass by its Shardy name stays the reference's ---------------------------------------

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from shardwise.check.values import compare, random_input
+from shardwise.check.values import bad_elements, compare, random_input
 from shardwise.ir import TensorType
 
 
@@ -44,3 +44,73 @@ def test_random_inputs_are_seeded_and_typed(element_type):
     assert a.shape == (3, 5) and np.array_equal(a, b)
     if element_type.startswith(("i", "u")) and element_type != "i1":
         assert a.min() >= 0 and a.max() < 4
+
+
+# -- against a float64 truth ------------------------------------------------------------------
+
+
+def _sums(seed: int = 0):
+    """A sum of 512 terms per row: sequential f32, four partial sums in f32, exact (f64)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((64, 512)).astype(np.float32)
+    sequential = np.cumsum(x, axis=1, dtype=np.float32)[:, -1]
+    partial = sum(x[:, i * 128 : (i + 1) * 128].sum(axis=1) for i in range(4)).astype(np.float32)
+    return partial, sequential, x.astype(np.float64).sum(axis=1)
+
+
+def test_a_sum_in_another_order_is_within_the_references_own_error():
+    partial, sequential, truth = _sums()
+    assert not np.array_equal(partial, sequential)
+    d = compare(partial, sequential, truth)
+    assert d.equal, d
+    assert d.reference_error == pytest.approx(np.abs(sequential - truth).max())
+    assert "vs float64" in str(d)
+
+
+def test_a_wrong_sum_is_caught_far_below_the_fixed_tolerance():
+    partial, sequential, truth = _sums()
+    # One row loses a term of size 1e-3: the fixed tolerance (1e-4 of the largest |value|,
+    # here about 7e-3) lets it through, the reference's own error (about 1e-5) does not.
+    wrong = partial.copy()
+    wrong[5] += np.float32(1e-3)
+    assert compare(wrong, sequential).equal
+    d = compare(wrong, sequential, truth)
+    assert not d.equal and d.mismatches == 1
+
+
+def test_elements_off_the_truths_path_do_not_loosen_the_array():
+    rng = np.random.default_rng(1)
+    truth = rng.standard_normal(4000)
+    expected = (truth + 1e-7 * rng.standard_normal(4000)).astype(np.float32)
+    # The f32 reference itself is far off the truth at 2% of the elements (the f64 program
+    # took other discrete decisions there): more than the 0.1% of outliers Q ignores.
+    expected[:80] += np.float32(0.5)
+    actual = expected.copy()
+    actual[0] = truth[0]  # the program under test agrees with the truth there,
+    actual[1] += np.float32(0.3)  # with neither here (off the path too),
+    actual[100] += np.float32(0.01)  # and is wrong on the path, by 50x less than the flips
+    bad = bad_elements(actual, expected, truth)
+    assert list(np.flatnonzero(bad)) == [1, 100]
+    d = compare(actual, expected, truth)
+    assert d.off_path == 80 and "off the truth by over sqrt(eps) at 80 elements" in str(d)
+
+
+def test_equal_to_the_reference_passes_even_where_the_truth_differs():
+    truth = np.array([1.0, 2.0, 3.0])
+    expected = np.array([1.0, 2.5, 3.0], np.float32)  # the f32 program flipped something
+    assert compare(expected.copy(), expected, truth).equal
+    assert compare(np.array([1.0, 2.0, 3.0], np.float32), expected, truth).equal
+
+
+def test_specials_must_match_the_reference():
+    truth = np.array([np.nan, 1.0, np.inf])
+    expected = np.array([np.nan, 1.0, np.inf], np.float32)
+    assert compare(expected.copy(), expected, truth).equal
+    assert not compare(np.array([0.0, 1.0, np.inf], np.float32), expected, truth).equal
+    assert not compare(np.array([np.nan, 1.0, -np.inf], np.float32), expected, truth).equal
+
+
+def test_float64_results_keep_the_fixed_tolerance():
+    x = np.array([1.0, 2.0])
+    d = compare(x + 1e-12, x, x)
+    assert d.equal and d.reference_error is None

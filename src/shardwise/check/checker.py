@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from shardwise import ir
-from shardwise.check import programs, xla_spmd
+from shardwise.check import conditioning, programs, xla_spmd
 from shardwise.check.executor import ExecutionError, Executor, shared_executor
 from shardwise.check.localize import Divergence, localize
 from shardwise.check.slicing import assemble, local_shape, split
-from shardwise.check.values import Difference, compare, random_input
+from shardwise.check.values import Difference, compare, random_input, reference_scale
 from shardwise.errors import Location, UnsupportedError, VerifyError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.mesh import Mesh
@@ -41,6 +41,11 @@ class ResultCheck:
     differing_devices: tuple[int, ...]  # device ids whose piece differs from the reference's
     disagreeing_devices: tuple[int, ...]  # device ids whose replica differs from an earlier one
     name: str = ""  # the user's name of the result (``jax.result_info``), if the module has it
+    # It differs only where the unsharded program itself is unstable (`conditioning`).
+    ill_conditioned: bool = False
+    # A float result with no finite element in the reference: equal proves only that the
+    # NaNs and infinities are in the same places.
+    vacuous: bool = False
 
     @property
     def equal(self) -> bool:
@@ -54,6 +59,13 @@ class ResultCheck:
         if self.disagreeing_devices:
             ids = ", ".join(map(str, self.disagreeing_devices))
             text += f"; replicas disagree on devices {ids}"
+        if self.vacuous:
+            text += "; vacuous: every element is NaN or infinite in the unsharded program"
+        if self.ill_conditioned:
+            text += (
+                "; ill-conditioned: every differing element also moves when the unsharded "
+                "program's inputs change at rounding level (a near-tie of a discrete decision)"
+            )
         return text
 
 
@@ -72,11 +84,26 @@ class CheckResult:
     reference: str = "unsharded"
     # --against xla: XLA's own partitioning vs the unsharded reference, per result.
     against_xla: tuple[Difference, ...] | None = None
+    # How floats were compared: "float64" (against a float64 run of the unsharded program,
+    # `values`), else why not, and the fixed tolerance was used.
+    tolerance: str = "float64"
 
     @property
     def equal(self) -> bool:
         """Whether shardwise's partitioned program matches the reference."""
         return all(r.equal for r in self.results)
+
+    @property
+    def undecided(self) -> bool:
+        """Not equal, but every result that differs does so only where the unsharded program
+        is itself unstable at rounding level (`conditioning`): neither EQUAL nor DIFFERENT."""
+        wrong = [r for r in self.results if not r.equal]
+        return bool(wrong) and all(r.ill_conditioned and not r.disagreeing_devices for r in wrong)
+
+    @property
+    def verdict(self) -> str:
+        """EQUAL, DIFFERENT or UNDECIDED."""
+        return "EQUAL" if self.equal else "UNDECIDED" if self.undecided else "DIFFERENT"
 
     @property
     def xla_equal(self) -> bool | None:
@@ -90,6 +117,9 @@ class CheckResult:
         """The verdict as data: per result its name, sharding and errors; the named op."""
         return {
             "equal": self.equal,
+            "verdict": self.verdict,
+            "tolerance": self.tolerance,
+            "vacuous": [r.index for r in self.results if r.vacuous],
             "global": self.global_name,
             "local": self.local_name,
             "devices": self.devices,
@@ -103,6 +133,8 @@ class CheckResult:
                     "equal": r.equal,
                     "max_abs_error": r.difference.max_abs_error,
                     "max_rel_error": r.difference.max_rel_error,
+                    "reference_error": r.difference.reference_error,
+                    "ill_conditioned": r.ill_conditioned,
                     "wrong_devices": list(r.differing_devices),
                 }
                 for r in self.results
@@ -115,15 +147,23 @@ class CheckResult:
         """What a notebook shows: the terminal text, verdict first."""
         import html
 
-        color = "#1a7f37" if self.equal else "#cf222e"
+        color = {"EQUAL": "#1a7f37", "UNDECIDED": "#9a6700"}.get(self.verdict, "#cf222e")
         return f'<pre style="border-left:4px solid {color};padding-left:6px">{html.escape(str(self))}</pre>'
 
     def __str__(self) -> str:
-        verdict = "EQUAL" if self.equal else "DIFFERENT"
         lines = [
             f"{self.local_name} vs {self.global_name} on {self.devices} devices "
-            f"(seed {self.seed}): {verdict}"
+            f"(seed {self.seed}): {self.verdict}"
         ]
+        if self.tolerance != "float64":
+            lines.append(f"  floats compared with the fixed tolerance: {self.tolerance}")
+        vacuous = [r.index for r in self.results if r.vacuous]
+        if vacuous:
+            lines.append(
+                f"  warning: {len(vacuous)} of {len(self.results)} results are NaN or infinite "
+                "everywhere in the unsharded program at these inputs (it overflows); their "
+                "check shows only that the partitioned program overflows in the same places"
+            )
         if self.reference == "xla":
             lines.append(
                 "  reference: XLA's own SPMD partitioning of the annotated program (it has a "
@@ -218,24 +258,114 @@ def check(
     case = _prepare(gtext, gname, ltext, lname, seed, devices)
     run = executor or shared_executor()
     _, gout, _, lout = _run_both(run, case, intermediates=False)
+    truths, tolerance = _truth(run, case)
     gmain = programs.find_main(case.gmod)
     checks = tuple(
         replace(
-            _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh),
+            _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh, truths[i]),
             name=result_name(gmain, i) or "",
         )
         for i, s in enumerate(case.result_shardings)
     )
     divergence = None
     if not all(c.equal for c in checks):
+        checks = _conditioning(run, case, checks, lout, gout, truths, seed)
         divergence = _localize(run, case, checks)
     versus_xla = None
     if against_xla and not case.xla_reference:
         xout = _run_spmd(run, xla_spmd.spmd_program(case.gtext, gname), case)
-        versus_xla = tuple(compare(x, g) for x, g in zip(xout, gout, strict=True))
+        versus_xla = tuple(compare(x, g, t) for x, g, t in zip(xout, gout, truths, strict=True))
     reference = "xla" if case.xla_reference else "unsharded"
     return CheckResult(
-        gname, lname, case.mesh.total_size, seed, checks, divergence, reference, versus_xla
+        gname,
+        lname,
+        case.mesh.total_size,
+        seed,
+        checks,
+        divergence,
+        reference,
+        versus_xla,
+        tolerance,
+    )
+
+
+def _truth(run: Executor, case: _Case) -> tuple[list[np.ndarray | None], str]:
+    """The results of the unsharded program in float64 (`promote`), one per result, and
+    "float64"; or Nones and why there is no truth (the fixed tolerance is used then)."""
+    n = len(case.result_shardings)
+    if case.xla_reference:
+        return [None] * n, "the reference is XLA's own partitioning (no float64 run of it)"
+    floats = [x for x in case.inputs if x.dtype.kind == "f"]
+    if not floats and not any(_has_float_result(case)):
+        return [None] * n, "no float values"
+    try:
+        text = programs.truth_program(case.gtext, case.gmod.filename)
+        inputs = [_to_f64(x) for x in case.inputs]
+        out = run.run(text, inputs, 1)
+    except ExecutionError as e:
+        first = e.message.strip().splitlines()[0] if e.message.strip() else e.stage
+        return [None] * n, f"XLA cannot {e.stage} the float64 program: {first[:160]}"
+    except (UnsupportedError, VerifyError) as e:
+        return [None] * n, f"no float64 program: {str(e).splitlines()[0][:160]}"
+    return list(out), "float64"
+
+
+def _has_float_result(case: _Case) -> list[bool]:
+    gmain = programs.find_main(case.gmod)
+    return [
+        isinstance(t, ir.TensorType) and t.element_type in ("f32", "f16", "bf16")
+        for t in ir.func_result_types(gmain)
+    ]
+
+
+def _to_f64(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float64) if x.dtype.kind == "f" and x.dtype.name != "float64" else x
+
+
+def _conditioning(
+    run: Executor,
+    case: _Case,
+    checks: tuple[ResultCheck, ...],
+    lout: list[np.ndarray],
+    gout: list[np.ndarray],
+    truths: list[np.ndarray | None],
+    seed: int,
+) -> tuple[ResultCheck, ...]:
+    """Mark the results that differ only where the unsharded program is unstable
+    (`conditioning`): the reference runs again on rounding-level perturbations of its
+    inputs, a round at a time, while a round still explains more failing elements."""
+    if case.xla_reference or not any(x.dtype.kind == "f" for x in case.inputs):
+        return checks
+    sens: dict[int, conditioning.Sensitivity] = {}
+    for c in checks:
+        if c.equal or c.disagreeing_devices:
+            continue
+        sharding = case.result_shardings[c.index]
+        own = case.meshes(sharding) if sharding is not None else case.mesh
+        try:
+            actual, _ = assemble(lout[c.index], gout[c.index].shape, sharding, own)
+        except UnsupportedError:
+            return checks
+        sens[c.index] = conditioning.Sensitivity(actual, gout[c.index], truths[c.index])
+    if len(sens) != sum(not c.equal for c in checks):
+        return checks  # replicas that disagree: DIFFERENT whatever the reference does
+    ref = programs.reference_program(case.gtext, case.gmod.filename).text
+    left = sum(s.unexplained() for s in sens.values())
+    for round_ in range(conditioning.ROUNDS):
+        try:
+            runs = run.run_many(ref, conditioning.perturbed_inputs(case.inputs, seed, round_), 1)
+        except ExecutionError:
+            break
+        for outputs in runs:
+            for index, s in sens.items():
+                s.add(outputs[index])
+        now = sum(s.unexplained() for s in sens.values())
+        if now == 0 or now == left:
+            break
+        left = now
+    return tuple(
+        replace(c, ill_conditioned=sens[c.index].explained) if c.index in sens else c
+        for c in checks
     )
 
 
@@ -385,6 +515,15 @@ def _unsupported(error: ExecutionError, module: ir.Module) -> UnsupportedError:
     ]
     first_line = error.message.strip().splitlines()[0] if error.message.strip() else "?"
     notes = [f"op XLA CPU may not run: {s}" for s in suspects]
+    if "fft_thunk" in error.message:
+        ffts = [str(op.location) for op in module.walk() if op.name == "stablehlo.fft"]
+        notes.append(
+            "XLA CPU bug, not a wrong program: layout assignment gives a stablehlo.fft a "
+            "non-row-major layout when its result feeds an all_gather (or another op that "
+            "wants its gathered dimension major), and the CPU fft thunk accepts row-major "
+            "only; a jax.shard_map of ifft -> all_gather(axis=1) fails the same way. "
+            f"fft ops: {', '.join(ffts) or '?'}"
+        )
     return UnsupportedError(
         f"XLA's CPU backend cannot {error.stage} {module.filename}: {first_line}",
         Location(module.filename),
@@ -404,6 +543,7 @@ def _check_result(
     sharding: TensorSharding | None,
     meshes: _Meshes,
     mesh: Mesh,
+    truth: np.ndarray | None = None,
 ) -> ResultCheck:
     own = meshes(sharding) if sharding is not None else mesh
     label = str(sharding) if sharding is not None else "replicated"
@@ -412,9 +552,21 @@ def _check_result(
         bad = Difference(False, float("inf"), float("inf"), expected.size, expected.size)
         return ResultCheck(index, label, bad, tuple(range(len(stacked))), ())
     pieces = split(expected, sharding, own)
-    differing = tuple(p for p in range(len(stacked)) if not compare(stacked[p], pieces[p]).equal)
+    if truth is None or expected.dtype.kind not in "fc":
+        differing = tuple(
+            p for p in range(len(stacked)) if not compare(stacked[p], pieces[p]).equal
+        )
+    else:  # each piece held to the whole result's error scale
+        truth_pieces, scale = split(truth, sharding, own), reference_scale(expected, truth)
+        differing = tuple(
+            p
+            for p in range(len(stacked))
+            if not compare(stacked[p], pieces[p], truth_pieces[p], scale).equal
+        )
     actual, disagree = assemble(stacked, expected.shape, sharding, own)
-    return ResultCheck(index, label, compare(actual, expected), differing, tuple(disagree))
+    vacuous = expected.dtype.kind in "fc" and expected.size > 0 and not np.isfinite(expected).any()
+    difference = compare(actual, expected, truth)
+    return ResultCheck(index, label, difference, differing, tuple(disagree), vacuous=bool(vacuous))
 
 
 def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:

@@ -2,7 +2,9 @@
 
 Exit status: 0 the partitioned program computes what the global one does, 1 it does not (or
 an input is wrong), 2 XLA's CPU backend cannot run one of the programs (the message names
-the ops); never "equal" for a program that did not run.
+the ops), 3 undecided: the results differ only where the unsharded program itself is
+unstable at rounding level (near-ties of a discrete decision, `check/conditioning.py`);
+never "equal" for a program that did not run.
 """
 
 from __future__ import annotations
@@ -15,9 +17,17 @@ from shardwise.explain.progress import Progress
 from shardwise.io.mlir import load_text, read_text_file, write_text
 from shardwise.partition import reference_chain
 
-__all__ = ["build_parser", "run", "PARTITION_CHAIN", "EXIT_EQUAL", "EXIT_DIFFER", "EXIT_CANNOT_RUN"]
+__all__ = [
+    "build_parser",
+    "run",
+    "PARTITION_CHAIN",
+    "EXIT_EQUAL",
+    "EXIT_DIFFER",
+    "EXIT_CANNOT_RUN",
+    "EXIT_UNDECIDED",
+]
 
-EXIT_EQUAL, EXIT_DIFFER, EXIT_CANNOT_RUN = 0, 1, 2
+EXIT_EQUAL, EXIT_DIFFER, EXIT_CANNOT_RUN, EXIT_UNDECIDED = 0, 1, 2, 3
 
 # What `shardwise` runs to partition IN.mlir when no --partitioned file is given
 # (`shardwise.partition.partition`, our implementation of each pass); the same chain, run by
@@ -79,4 +89,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     bar.close()
     print(result)
-    return EXIT_EQUAL if result.equal and result.xla_equal is not False else EXIT_DIFFER
+    if result.xla_equal is False:
+        return EXIT_DIFFER
+    if result.undecided:
+        return EXIT_UNDECIDED
+    return EXIT_EQUAL if result.equal else EXIT_DIFFER

@@ -311,7 +311,9 @@ def _compare_padded(
     if actual.shape != expected.shape:
         return None
     devices = tuple(
-        p for p in range(len(expected)) if not compare(actual[p][real[p]], expected[p][real[p]]).equal
+        p
+        for p in range(len(expected))
+        if not compare(actual[p][real[p]], expected[p][real[p]]).equal
     )
     return compare(actual[real], expected[real]), devices
 

@@ -32,6 +32,7 @@ __all__ = [
     "find_main",
     "main_ops",
     "reference_program",
+    "truth_program",
     "wrap_local",
     "add_intermediates",
 ]
@@ -205,6 +206,14 @@ def reference_program(text: str, filename: str, intermediates: bool = False) -> 
     """The global program without shardings, for one device (see the module docstring)."""
     module, _, program = _stripped(text, filename, intermediates)
     return replace(program, text=write_text(module))
+
+
+def truth_program(text: str, filename: str) -> str:
+    """The reference program with its floats in f64 (`promote.promote_to_f64`)."""
+    from shardwise.check.promote import promote_to_f64
+
+    module, _, _ = _stripped(text, filename, intermediates=False)
+    return promote_to_f64(module)
 
 
 def wrap_local(text: str, filename: str, devices: int, intermediates: bool = False) -> Program:

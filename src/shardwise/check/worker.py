@@ -48,10 +48,26 @@ def load_arrays(path: str, dtypes: list[str]) -> list[np.ndarray]:
 
 
 def _backend() -> tuple[Any, Any]:
+    import jax
     from jax._src import xla_bridge
+
+    # Arrays keep their dtypes (f64 for the float64 truth, i64): without x64, device_put
+    # would make them f32 and i32.
+    jax.config.update("jax_enable_x64", True)
 
     backend = xla_bridge.get_backend("cpu")
     return backend, backend.devices()
+
+
+def _initialize_lapack() -> None:
+    """Load the LAPACK kernels behind jaxlib's ``lapack_*_ffi`` custom calls.
+
+    jaxlib registers those targets but fills in the LAPACK functions (from scipy) only when
+    jax lowers a linalg op; a program that arrives as text has not been lowered by jax, and
+    calling the empty kernel crashes the process (SIGSEGV)."""
+    from jax._src.lax import linalg
+
+    linalg.initialize_lapack()
 
 
 def _compile(text: str, devices: list[Any]) -> Any:
@@ -61,6 +77,8 @@ def _compile(text: str, devices: list[Any]) -> Any:
     from jax._src.lib.mlir import ir
 
     backend, _ = _backend()
+    if "@lapack_" in text:
+        _initialize_lapack()
     n = len(devices)
     options = compiler.get_compile_options(
         num_replicas=1, num_partitions=n, device_assignment=np.array(devices).reshape(1, n)
@@ -167,16 +185,25 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
         executable = _compile(text, devices)
     except Exception as e:  # noqa: BLE001 - XLA's message goes back to the parent
         return {"ok": False, "stage": "compile", "error": str(e)}
-    inputs = load_arrays(request["inputs"], request["dtypes"])
-    try:
-        shapes = request.get("spmd_result_shapes")
-        if shapes is not None:
-            outputs = _run_spmd(executable, inputs, devices, shapes)
-        else:
-            outputs = _run(executable, inputs, devices)
-    except Exception as e:  # noqa: BLE001
-        return {"ok": False, "stage": "run", "error": f"{type(e).__name__}: {e}"}
-    return {"ok": True, "dtypes": save_arrays(request["outputs"], outputs)}
+    # "inputs" is one .npz, or a list of them (one compile, one run per set: "outputs" and
+    # the reply's "dtypes" are then lists too).
+    batch = isinstance(request["inputs"], list)
+    in_paths = request["inputs"] if batch else [request["inputs"]]
+    in_dtypes = request["dtypes"] if batch else [request["dtypes"]]
+    out_paths = request["outputs"] if batch else [request["outputs"]]
+    replies = []
+    for in_path, dtypes, out_path in zip(in_paths, in_dtypes, out_paths, strict=True):
+        inputs = load_arrays(in_path, dtypes)
+        try:
+            shapes = request.get("spmd_result_shapes")
+            if shapes is not None:
+                outputs = _run_spmd(executable, inputs, devices, shapes)
+            else:
+                outputs = _run(executable, inputs, devices)
+        except Exception as e:  # noqa: BLE001
+            return {"ok": False, "stage": "run", "error": f"{type(e).__name__}: {e}"}
+        replies.append(save_arrays(out_path, outputs))
+    return {"ok": True, "dtypes": replies if batch else replies[0]}
 
 
 if __name__ == "__main__":
