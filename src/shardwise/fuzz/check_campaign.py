@@ -35,7 +35,14 @@ from typing import Any
 from shardwise.fuzz.generator import generate_program
 from shardwise.fuzz.program import Program, op_bodies, print_program
 
-__all__ = ["CheckCampaign", "CheckFailure", "OUTCOMES", "check_module", "run_check_campaign"]
+__all__ = [
+    "CheckCampaign",
+    "CheckFailure",
+    "OUTCOMES",
+    "check_key",
+    "check_module",
+    "run_check_campaign",
+]
 
 OUTCOMES = ("equal", "skipped-by-partition", "cannot-run", "failure")
 MAX_DEVICES = 8
@@ -281,6 +288,36 @@ def run_check_campaign(
             progress(report)
     report.seconds = time.monotonic() - start
     return report
+
+
+def check_key(
+    key: str, out: str | None = None, shrink: bool = True
+) -> tuple[CheckCampaign, str]:
+    """Check the one module a campaign generated as attempt `key` (``seed-index-attempt``, as
+    a campaign's FAILURE line names it): its report, and the module's text (shrunk if it
+    failed and `shrink`)."""
+    parts = key.split("-")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"expected a key seed-index-attempt such as 2030-127-4, got {key!r}")
+    from shardwise.fuzz.shrink import shrink_program
+
+    start = time.monotonic()
+    report = CheckCampaign(int(parts[0]))
+    prog = generate_program(key, conformance_extras=False)
+    report.attempts = report.modules = 1
+    outcome = check_module(print_program(prog))
+    report.counts[outcome.kind] += 1
+    text = print_program(prog)
+    if outcome.kind == "cannot-run":
+        report.cannot_run.append(f"{key}: {outcome.reason}")
+    if outcome.kind == "skipped-by-partition":
+        report.cannot_run.append(f"{key} (skipped): {outcome.reason}")
+    if outcome.kind == "failure":
+        failure = _failure(key, prog, outcome, out, shrink, shrink_program)
+        report.failures.append(failure)
+        text = failure.shrunk
+    report.seconds = time.monotonic() - start
+    return report, text
 
 
 def _failure(
