@@ -48,8 +48,12 @@ def load_arrays(path: str, dtypes: list[str]) -> list[np.ndarray]:
 
 
 def _backend() -> tuple[Any, Any]:
+    import jax
     from jax._src import xla_bridge
 
+    # 64-bit arrays as they are: without it `device_put` makes an i64 (f64) input i32 (f32),
+    # and XLA rejects it for a program that takes i64 ("RuntimeProgramInputMismatch").
+    jax.config.update("jax_enable_x64", True)
     backend = xla_bridge.get_backend("cpu")
     return backend, backend.devices()
 
