@@ -86,6 +86,10 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     from shardwise.export.convert_global_to_local.fallback import (
         replicate_where_the_reference_stops,
     )
+    from shardwise.export.convert_global_to_local.padding_indices import (
+        clamp_padded_gathers,
+        record_gathers,
+    )
     from shardwise.export.convert_global_to_local.padding_masks import (
         mask_padded_reductions,
         record_reductions,
@@ -110,10 +114,11 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
         _step(_PAD, _check_reshapes_divide, module)
-        reductions = record_reductions(module)
+        reductions, gathers = record_reductions(module), record_gathers(module)
         _step(_PAD, pad_for_divisibility, module)
         if not like_shardy:  # padding's pads along a sharded dim: replicated around them
             mask_padded_reductions(module, reductions)
+            clamp_padded_gathers(module, gathers)
             _step(_PAD, replicate_where_the_reference_stops, module)
             _step(2, reshard_to_collectives, module)
     if like_shardy:
