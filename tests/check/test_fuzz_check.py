@@ -23,7 +23,7 @@ from shardwise.errors import ShardwiseError
 from shardwise.export.wrong_conversions import skewed
 from shardwise.fuzz.check_campaign import OUTCOMES, check_module, run_check_campaign
 from shardwise.io.mlir import load_text, write_text
-from shardwise.io.reference import run_pass
+from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.partition import partition, reference_chain
 
@@ -424,3 +424,109 @@ def test_reshape_of_padded_dims_is_rejected(executor) -> None:
         with pytest.raises(ShardwiseError, match="padding both sides moves elements"):
             partition(load_text(RESHAPE_PADDED, "f.mlir"), like_shardy=like_shardy)
     assert check_module(RESHAPE_PADDED).kind == "skipped-by-partition"
+
+
+def _partitioned(text: str, like_shardy: bool = False) -> str:
+    module = load_text(text, "f.mlir")
+    partition(module, like_shardy=like_shardy)
+    return write_text(module)
+
+
+# Fuzz --check finding 2030-436-2, shrunk (indices i64, so that the reference partitions it):
+# dim 0 of the gather's operand (2 on 8 devices) is padded to 8; the gather clamps an index
+# to 7 instead of 1 and reads padding. The default mode clamps to the unpadded bounds first.
+GATHER_PADDED = """sdy.mesh @mesh = <["w"=8]>
+func.func @main(%a0: tensor<2x8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", ?}, {?}, {}]>}, %a2: tensor<4x1xi64>) -> (tensor<4xf32>) {
+  %v0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v1 = stablehlo.reduce(%a0 init: %v0) applies stablehlo.add across dimensions = [1, 2] : (tensor<2x8x3xf32>, tensor<f32>) -> tensor<2xf32>
+  %v5 = "stablehlo.gather"(%v1, %a2) <{dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1>}> : (tensor<2xf32>, tensor<4x1xi64>) -> tensor<4xf32>
+  return %v5 : tensor<4xf32>
+}
+"""
+
+# Two padded dims indexed by one index vector (3x3 on 2x2: each padded to 4); the clamp's
+# bound of each component is picked along the index vector dim.
+GATHER_PADDED_2D = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<3x5xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %i: tensor<6x2xi64>) -> (tensor<6xf32>) {
+  %0 = "stablehlo.gather"(%a, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [0, 1], start_index_map = [1, 0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<3x5xf32>, tensor<6x2xi64>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+"""
+
+# Fuzz --check finding 2030-127-4, shrunk: a scatter into a padded dim (9 on 8 devices, each
+# piece 2 of the padded 16). The local scatter's operand is a dynamic_slice of the replicated
+# padded value and most devices' indices are out of their piece; XLA's CPU backend does not
+# skip those windows then (StableHLO leaves it implementation-defined). The default mode
+# gives each piece a spare window that out-of-piece indices point into.
+SCATTER_PADDED = """sdy.mesh @mesh = <["y"=8]>
+func.func @main(%a4: tensor<9xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}, %a5: tensor<1x1xi32>, %a6: tensor<1xf32>) -> (tensor<9xf32>) {
+  %v11 = "stablehlo.scatter"(%a4, %a5, %a6) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%lhs: tensor<f32>, %rhs: tensor<f32>):
+    %sum = stablehlo.add %lhs, %rhs : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<9xf32>, tensor<1x1xi32>, tensor<1xf32>) -> tensor<9xf32>
+  return %v11 : tensor<9xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("text", [GATHER_PADDED, SCATTER_PADDED], ids=["gather", "scatter"])
+def test_indexing_a_padded_dim_checks_equal(executor, text) -> None:
+    """The reference's program is wrong, `--like-shardy` prints it byte for byte (documented
+    in docs/fuzzing.md), the default mode's program checks equal."""
+    local = run_pass(text, reference_chain(pad=True))
+    assert not check(text, local, executor=executor).equal
+    assert _partitioned(text, like_shardy=True) == local
+    assert check(text, _partitioned(text), executor=executor).equal
+    assert check_module(text).kind == "equal"
+
+
+def test_gather_of_two_padded_dims_clamps_each_component(executor) -> None:
+    for seed in range(3):
+        assert check(GATHER_PADDED_2D, _partitioned(GATHER_PADDED_2D), seed=seed).equal
+
+
+# Fuzz --check finding 2030-258-2 (in a loop body), shrunk further: a reshard from
+# "z":(2)3 (the minor 3 of z=6) on dim 1 to "z":(1)3 (the major 3) on dim 2. Reshard-to-
+# collectives slices dim 2 first, through a sharding with both sub-axes, whose tiles are no
+# partition (the reference's verifier rejects it); the default mode gathers dim 1 first.
+RESHARD_CLASHING_SUB_AXES = """sdy.mesh @mesh = <["z"=6]>
+func.func @main(%a: tensor<4x6x12xf32>) -> tensor<4x6x12xf32> {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"z":(2)3}, {}]>]>} : tensor<4x6x12xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}, {"z":(1)3}]> : tensor<4x6x12xf32>
+  %2 = stablehlo.negate %1 : tensor<4x6x12xf32>
+  return %2 : tensor<4x6x12xf32>
+}
+"""
+
+
+def test_reshard_between_sub_axes_that_cannot_coexist_gathers_first(executor) -> None:
+    with pytest.raises(ReferenceError, match="overlapping sub-axes"):
+        run_pass(RESHARD_CLASHING_SUB_AXES, reference_chain())
+    local = _partitioned(RESHARD_CLASHING_SUB_AXES)
+    # dim 1 gathered before dim 2 is sliced by "z":(1)3 (offsets 0, 0, 4, 4, 8, 8)
+    assert local.index("all_gather_dim = 1") < local.index("dense<[0, 0, 4, 4, 8, 8]>")
+    assert check(RESHARD_CLASHING_SUB_AXES, local, executor=executor).equal
+    assert check_module(RESHARD_CLASHING_SUB_AXES).kind == "equal"
+
+
+# Fuzz --check finding 2030-397-5, shrunk: a pad of dim 0 by low -1, high 1 keeps its size,
+# so its rule (Shardy's) lets the sharded dim pass through, and each device shifted its own
+# shard; the default mode replicates every dim a pad pads (`fallback._padded_factors`).
+PAD_SHIFT = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a7: tensor<11xf32>, %a11: tensor<8x8xf32>, %a12: tensor<f32>) -> (tensor<8xf32>) {
+  %v9 = stablehlo.transpose %a11, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {?}]>]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %v12 = stablehlo.pad %v9, %a12, low = [-1, 0], high = [1, 3], interior = [0, 0] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x11xf32>
+  %v14 = stablehlo.dot_general %v12, %a7, contracting_dims = [1] x [0] : (tensor<8x11xf32>, tensor<11xf32>) -> tensor<8xf32>
+  return %v14 : tensor<8xf32>
+}
+"""
+
+
+def test_pad_that_keeps_a_sharded_dim_size_is_replicated(executor) -> None:
+    local = run_pass(PAD_SHIFT, reference_chain())
+    assert not check(PAD_SHIFT, local, executor=executor).equal
+    with pytest.raises(ShardwiseError, match="'stablehlo.pad' pads dimension 0"):
+        partition(load_text(PAD_SHIFT, "f.mlir"), like_shardy=True)
+    assert check(PAD_SHIFT, _partitioned(PAD_SHIFT), executor=executor).equal
+    assert check_module(PAD_SHIFT).kind == "equal"
