@@ -21,7 +21,13 @@ from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.check import check
 from shardwise.errors import ShardwiseError
 from shardwise.export.wrong_conversions import skewed
-from shardwise.fuzz.check_campaign import OUTCOMES, check_module, run_check_campaign
+from shardwise.fuzz.check_campaign import (
+    OUTCOMES,
+    _runnable_meshes,
+    check_module,
+    run_check_campaign,
+)
+from shardwise.fuzz.generator import generate_program
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.mesh import Mesh, MeshAxis
@@ -260,6 +266,18 @@ def test_cli_fuzz_check(executor, capsys) -> None:
     assert cli.main(["fuzz", "--check", "--seed", "3", "--count", "2"]) == 0
     out = capsys.readouterr().out
     assert "modules: 2" in out and "failure 0" in out
+
+
+def test_cli_fuzz_check_only_one_key(executor, capsys) -> None:
+    """``--only KEY`` checks the module a campaign generated as KEY and prints it."""
+    keys = (f"3-0-{attempt}" for attempt in range(100))
+    key = next(k for k in keys if _runnable_meshes(generate_program(k, conformance_extras=False)))
+    assert cli.main(["fuzz", "--check", "--only", key]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("module {") and "modules: 1 " in out
+    assert cli.main(["fuzz", "--check", "--only", "3-0"]) == 2
+    assert "expected a key seed-index-attempt" in capsys.readouterr().err
+    assert cli.main(["fuzz", "--only", key]) == 2
 
 
 def test_reshard_through_a_barrier_stops_like_the_reference() -> None:

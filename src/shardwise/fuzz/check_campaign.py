@@ -290,28 +290,23 @@ def run_check_campaign(
     return report
 
 
-def check_key(
-    key: str, out: str | None = None, shrink: bool = True
-) -> tuple[CheckCampaign, str]:
+def check_key(key: str, out: str | None = None, shrink: bool = True) -> tuple[CheckCampaign, str]:
     """Check the one module a campaign generated as attempt `key` (``seed-index-attempt``, as
-    a campaign's FAILURE line names it): its report, and the module's text (shrunk if it
-    failed and `shrink`)."""
+    a campaign's FAILURE line names it): a report of one module, and the module's text
+    (shrunk if it failed and `shrink`)."""
     parts = key.split("-")
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         raise ValueError(f"expected a key seed-index-attempt such as 2030-127-4, got {key!r}")
     from shardwise.fuzz.shrink import shrink_program
 
     start = time.monotonic()
-    report = CheckCampaign(int(parts[0]))
+    report = CheckCampaign(int(parts[0]), modules=1, attempts=1)
     prog = generate_program(key, conformance_extras=False)
-    report.attempts = report.modules = 1
     outcome = check_module(print_program(prog))
     report.counts[outcome.kind] += 1
     text = print_program(prog)
-    if outcome.kind == "cannot-run":
-        report.cannot_run.append(f"{key}: {outcome.reason}")
-    if outcome.kind == "skipped-by-partition":
-        report.cannot_run.append(f"{key} (skipped): {outcome.reason}")
+    if outcome.kind in ("cannot-run", "skipped-by-partition"):
+        report.cannot_run.append(f"{key} ({outcome.kind}): {outcome.reason}")
     if outcome.kind == "failure":
         failure = _failure(key, prog, outcome, out, shrink, shrink_program)
         report.failures.append(failure)
