@@ -411,10 +411,15 @@ def _check_result(
     if stacked.shape[1:] != tuple(want):
         bad = Difference(False, float("inf"), float("inf"), expected.size, expected.size)
         return ResultCheck(index, label, bad, tuple(range(len(stacked))), ())
+    actual, disagree = assemble(stacked, expected.shape, sharding, own)
+    difference = compare(actual, expected)
+    if sharding is not None and sharding.unreduced_axes:
+        # Partial values: no one device's piece is a slice of the result, only their sum.
+        differing = () if difference.equal else tuple(range(len(stacked)))
+        return ResultCheck(index, label, difference, differing, tuple(disagree))
     pieces = split(expected, sharding, own)
     differing = tuple(p for p in range(len(stacked)) if not compare(stacked[p], pieces[p]).equal)
-    actual, disagree = assemble(stacked, expected.shape, sharding, own)
-    return ResultCheck(index, label, compare(actual, expected), differing, tuple(disagree))
+    return ResultCheck(index, label, difference, differing, tuple(disagree))
 
 
 def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:
