@@ -548,3 +548,34 @@ def test_pad_that_keeps_a_sharded_dim_size_is_replicated(executor) -> None:
         partition(load_text(PAD_SHIFT, "f.mlir"), like_shardy=True)
     assert check(PAD_SHIFT, _partitioned(PAD_SHIFT), executor=executor).equal
     assert check_module(PAD_SHIFT).kind == "equal"
+
+
+# A result with unreduced axes: each device returns its partial sums of the dot (the local
+# program written by hand: partition's chain does not convert sdy.replicated_to_unreduced).
+UNREDUCED_RESULT = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}, %b: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}], unreduced={"x"}>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+"""
+UNREDUCED_RESULT_LOCAL = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}, %b: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}], unreduced={"x"}>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+"""
+# The same, all-reduced over "x" (device id 2x + y) before returning: summed twice.
+SUMMED_TWICE_LOCAL = UNREDUCED_RESULT_LOCAL.replace(
+    "  return %0 : tensor<2x4xf32>",
+    """  %1 = "stablehlo.all_reduce"(%0) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+    %s = stablehlo.add %l, %r : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>""",
+)
+
+
+def test_a_result_with_unreduced_axes_is_summed(executor) -> None:
+    assert check(UNREDUCED_RESULT, UNREDUCED_RESULT_LOCAL, executor=executor).equal
+    assert not check(UNREDUCED_RESULT, SUMMED_TWICE_LOCAL, executor=executor).equal

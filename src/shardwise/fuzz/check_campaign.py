@@ -250,7 +250,7 @@ def _module(seed: int, index: int, report: CheckCampaign) -> tuple[str, Program,
     while True:
         key = f"{seed}-{index}-{attempt}"
         attempt += 1
-        prog = generate_program(key, conformance_extras=False)
+        prog = generate_program(key, conformance_extras=False, well_defined_manual=True)
         report.attempts += 1
         if not _runnable_meshes(prog) and attempt < 1000:
             report.mesh_regenerated += 1
@@ -301,7 +301,7 @@ def check_key(key: str, out: str | None = None, shrink: bool = True) -> tuple[Ch
 
     start = time.monotonic()
     report = CheckCampaign(int(parts[0]), modules=1, attempts=1)
-    prog = generate_program(key, conformance_extras=False)
+    prog = generate_program(key, conformance_extras=False, well_defined_manual=True)
     outcome = check_module(print_program(prog))
     report.counts[outcome.kind] += 1
     text = print_program(prog)
