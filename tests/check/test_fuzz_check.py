@@ -28,6 +28,7 @@ from shardwise.fuzz.check_campaign import (
     run_check_campaign,
 )
 from shardwise.fuzz.generator import generate_program
+from shardwise.fuzz.program import print_program
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.mesh import Mesh, MeshAxis
@@ -579,3 +580,17 @@ SUMMED_TWICE_LOCAL = UNREDUCED_RESULT_LOCAL.replace(
 def test_a_result_with_unreduced_axes_is_summed(executor) -> None:
     assert check(UNREDUCED_RESULT, UNREDUCED_RESULT_LOCAL, executor=executor).equal
     assert not check(UNREDUCED_RESULT, SUMMED_TWICE_LOCAL, executor=executor).equal
+
+
+@pytest.mark.parametrize("key", ["2040-3-3", "2040-4-3", "2040-11-1"])
+def test_check_campaigns_generate_well_defined_manual_computations(key) -> None:
+    """These keys made a manual result replicated over an axis its body splits (cannot-run in
+    the campaign of seed 2040); generated for --check, each result is sharded over them."""
+    from shardwise.fuzz.check_campaign import _unreplicated_manual_result
+
+    def ill_defined(well_defined: bool) -> str:
+        prog = generate_program(key, conformance_extras=False, well_defined_manual=well_defined)
+        return _unreplicated_manual_result(load_text(print_program(prog), "f.mlir"))
+
+    assert ill_defined(False).startswith("ill-defined")
+    assert ill_defined(True) == ""

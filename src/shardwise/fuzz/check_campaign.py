@@ -13,9 +13,11 @@ regenerated before it is partitioned: the simulated devices run one mesh size at
 - ``cannot-run``: the checker raised `UnsupportedError` (XLA's CPU backend cannot run a
   program, or the checker cannot model it; see docs/check.md, Limits);
   A module whose manual computation returns, unsharded over a manual axis, a value its
-  body computes from an argument split over that axis, without a collective, is ill-defined (the result is not
-  the same on every device, as its out sharding says; JAX rejects such a `shard_map`):
-  counted here too, and not run;
+  body computes from an argument split over that axis, without a collective, is ill-defined
+  (the result is not the same on every device, as its out sharding says; JAX rejects such a
+  `shard_map`): counted here too, and not run. The campaign generates its modules with
+  ``well_defined_manual`` (each manual result sharded over all its manual axes), so only a
+  scalar result can still be one;
 - ``failure``: a result differs, or partition or check raised anything else (an internal
   error, or a local program that does not fit its global one). A failure is shrunk with
   `shrink.shrink_program` while it keeps failing the same way, and saved as
