@@ -594,3 +594,45 @@ def test_check_campaigns_generate_well_defined_manual_computations(key) -> None:
 
     assert ill_defined(False).startswith("ill-defined")
     assert ill_defined(True) == ""
+
+
+# From fuzz --check 2030-127-4 and 2030-436-2: reshapes whose padded dim is one they keep
+# (the last dim of 16x16x4 -> 256x4, and 9 -> 9x1), on 8 devices; padding moves no element
+# there, so they partition (a reshape that merges a padded dim is still rejected above).
+RESHAPE_KEEPS_PADDED_DIM = """sdy.mesh @mesh = <["w"=8]>
+func.func @main(%a: tensor<16x16x4xf32>, %b: tensor<9xf32>) -> (tensor<256x4xf32>, tensor<9x1xf32>) {
+  %0 = sdy.sharding_constraint %a <@mesh, [{}, {}, {"w"}]> : tensor<16x16x4xf32>
+  %1 = stablehlo.exponential %0 : tensor<16x16x4xf32>
+  %2 = stablehlo.reshape %1 : (tensor<16x16x4xf32>) -> tensor<256x4xf32>
+  %3 = sdy.sharding_constraint %2 <@mesh, [{}, {}]> : tensor<256x4xf32>
+  %4 = sdy.sharding_constraint %b <@mesh, [{"w"}]> : tensor<9xf32>
+  %5 = stablehlo.exponential %4 : tensor<9xf32>
+  %6 = stablehlo.reshape %5 : (tensor<9xf32>) -> tensor<9x1xf32>
+  %7 = sdy.sharding_constraint %6 <@mesh, [{}, {}]> : tensor<9x1xf32>
+  return %3, %7 : tensor<256x4xf32>, tensor<9x1xf32>
+}
+"""
+
+
+def test_reshape_keeping_its_padded_dim_partitions(executor) -> None:
+    local = _partitioned(RESHAPE_KEEPS_PADDED_DIM)
+    assert "(tensor<16x16x1xf32>) -> tensor<256x1xf32>" in local
+    assert check(RESHAPE_KEEPS_PADDED_DIM, local, executor=executor).equal
+    assert check_module(RESHAPE_KEEPS_PADDED_DIM).kind == "equal"
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "groups"),
+    [
+        ((9,), (9, 1), [([0], [0]), ([], [1])]),
+        ((16, 16, 4), (256, 4), [([0, 1], [0]), ([2], [1])]),
+        ((4,), (2, 2), [([0], [0, 1])]),
+        ((1, 4), (4,), [([0, 1], [0])]),
+        ((2, 3), (3, 2), [([0, 1], [0, 1])]),
+        ((4,), (3,), None),
+    ],
+)
+def test_reshape_groups(source, target, groups) -> None:
+    from shardwise.partition import _reshape_groups
+
+    assert _reshape_groups(source, target) == groups
