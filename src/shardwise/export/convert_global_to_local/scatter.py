@@ -262,7 +262,7 @@ def _spare_window(state, b, op, inputs, indices, updates, numbers) -> None:
     indices = b.value("stablehlo.select", [inside, indices, spare], t)
     grown = [windows[d] if d in to_operand else 0 for d in range(local.rank)]
     padded = [_pad_high(b, value, grown) for value in inputs]
-    new = _local_scatter(state, b, op, padded, indices, updates, padded_results=True)
+    new = _scatter(b, op, padded, indices, updates, [v.type for v in padded])
     trimmed = [
         b.value(
             "stablehlo.slice",
@@ -294,9 +294,13 @@ def _pad_high(b: OpBuilder, value: Value, amounts: list[int]) -> Value:
     )
 
 
-def _local_scatter(
-    state, b, op, inputs, indices, updates, padded_results: bool = False
-) -> Op | None:
+def _local_scatter(state, b, op, inputs, indices, updates) -> None:
+    types = [state.local_type(r, op) for r in op.results]
+    state.replace(op, _scatter(b, op, inputs, indices, updates, types).results)
+
+
+def _scatter(b, op, inputs, indices, updates, types) -> Op:
+    """A scatter like `op` on local values, with `types` for its results (the region moved)."""
     properties = {
         "indices_are_sorted": op.properties.get("indices_are_sorted", RawAttr("false")),
         "scatter_dimension_numbers": op.properties["scatter_dimension_numbers"],
@@ -304,13 +308,7 @@ def _local_scatter(
     }
     for key, value in op.properties.items():
         properties.setdefault(key, value)
-    types = [state.local_type(r, op) for r in op.results]
-    if padded_results:
-        types = [v.type for v in inputs]
     new = b.create("stablehlo.scatter", [*inputs, indices, *updates], types, properties)
     new.attributes = dict(op.attributes)
     new.add_region(op.regions.pop())
-    if padded_results:
-        return new
-    state.replace(op, new.results)
-    return None
+    return new
