@@ -636,3 +636,25 @@ def test_reshape_groups(source, target, groups) -> None:
     from shardwise.partition import _reshape_groups
 
     assert _reshape_groups(source, target) == groups
+
+
+# Fuzz --check finding 2041-136-23: a replicated argument returned as a result unreduced over
+# "z":(2)2; every device returned it whole, so their sum over the axis doubled it (the
+# reference's program too). The default mode inserts an sdy.replicated_to_unreduced and
+# converts it: one device of each pair keeps the value, the other returns zeros.
+RETURNED_AS_UNREDUCED = """sdy.mesh @mesh = <["z"=4]>
+func.func @main(%a1: tensor<6xf32>) -> (tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"z":(2)2}>}) {
+  return %a1 : tensor<6xf32>
+}
+"""
+
+
+def test_a_replicated_value_returned_as_unreduced_is_zeroed_off_the_leaders(executor) -> None:
+    local = run_pass(RETURNED_AS_UNREDUCED, reference_chain())
+    assert not check(RETURNED_AS_UNREDUCED, local, executor=executor).equal
+    assert _partitioned(RETURNED_AS_UNREDUCED, like_shardy=True) == local
+    ours = _partitioned(RETURNED_AS_UNREDUCED)
+    assert "dense<[true, false, true, false]>" in ours  # z % 2 == 0 keeps it
+    assert check(RETURNED_AS_UNREDUCED, ours, executor=executor).equal
+    # An op that adds unreduced axes: explicit reshards insert the op, converted the same way.
+    assert check(UNREDUCED_RESULT, _partitioned(UNREDUCED_RESULT), executor=executor).equal

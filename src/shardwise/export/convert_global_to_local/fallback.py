@@ -41,12 +41,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from shardwise.errors import ShardwiseError
+from shardwise.export.collective_attrs import axis_ref_list_attr
 from shardwise.export.explicit_reshards.unreduced import MeshTable, new_op
 from shardwise.export.resolve_permutation_factors import (
     _replicate_permutation_factors,
     unshard_factors,
 )
-from shardwise.ir import Module, Op, TensorType, Value
+from shardwise.ir import SHARDING_ATTR, Module, Op, TensorType, Value, func_result_attrs
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
 from shardwise.rules.stablehlo_attrs import parse_i64_array
@@ -102,6 +103,36 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _reshard_operands_to(op, get_sharding(op.results[0]))
         elif op.name == "sdy.reshard":
             _reshard_through_replicated(op)
+        elif op.name == "func.return":
+            _unreduce_returned_values(op)
+
+
+def _unreduce_returned_values(op: Op) -> None:
+    """A func result sharded with unreduced axes that its returned value has no sharding for
+    (a replicated argument returned as it is): an ``sdy.replicated_to_unreduced`` before the
+    return, so that one device of each group along those axes holds it and the others zeros.
+
+    Explicit reshards insert that op only for a value with a sharding; without one, every
+    device returned the whole value and their sum over the axes was a multiple of it (fuzz
+    --check 2041-136-23; the reference's program is the same)."""
+    func = op.parent_op
+    if func is None or func.name != "func.func":
+        return
+    for index, value in enumerate(op.operands):
+        wanted = (func_result_attrs(func, index) or {}).get(SHARDING_ATTR)
+        if not isinstance(wanted, TensorSharding) or not wanted.unreduced_axes:
+            continue
+        if get_sharding(value) is not None:
+            continue
+        whole = replace(wanted, unreduced_axes=())
+        if not whole.is_fully_replicated:
+            reshard = new_op("sdy.reshard", value, {"sharding": whole})
+            _insert_before(op, reshard)
+            value = reshard.results[0]
+        properties = {"axes": axis_ref_list_attr(wanted.unreduced_axes), "out_sharding": wanted}
+        partial = new_op("sdy.replicated_to_unreduced", value, properties)
+        _insert_before(op, partial)
+        op.set_operand(index, partial.results[0])
 
 
 def _reshard_through_replicated(op: Op) -> None:
