@@ -658,3 +658,26 @@ def test_a_replicated_value_returned_as_unreduced_is_zeroed_off_the_leaders(exec
     assert check(RETURNED_AS_UNREDUCED, ours, executor=executor).equal
     # An op that adds unreduced axes: explicit reshards insert the op, converted the same way.
     assert check(UNREDUCED_RESULT, _partitioned(UNREDUCED_RESULT), executor=executor).equal
+
+
+# Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
+# manual computation whose result nothing uses. The manual computation made XLA's own
+# partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:
+# DIFFERENT from the unsharded run, where ours is EQUAL). Dead computations are erased now.
+DEAD_MANUAL_COMPUTATION = """sdy.mesh @mesh = <["x"=4, "z"=2]>
+func.func @main(%a2: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, %a6: tensor<8xf32>, %a7: tensor<f32>) -> (tensor<5x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {"z", ?}]>}) {
+  %v12 = stablehlo.pad %a2, %a7, low = [0, -1], high = [1, 1], interior = [0, 0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<5x8xf32>
+  %v18 = sdy.manual_computation(%a6, %a2) in_shardings=[<@mesh, [{"x"}]>, <@mesh, [{"x", "z"}, {}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%m18_a0: tensor<2xf32>, %m18_a1: tensor<1x8xf32>) {
+    sdy.return %m18_a0 : tensor<2xf32>
+  } : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<8xf32>
+  return %v12 : tensor<5x8xf32>
+}
+"""
+
+
+def test_a_dead_manual_computation_needs_no_xla_reference(executor) -> None:
+    local = _partitioned(DEAD_MANUAL_COMPUTATION)
+    result = check(DEAD_MANUAL_COMPUTATION, local, executor=executor, against_xla=True)
+    assert result.reference == "unsharded" and result.equal
+    assert result.xla_equal is False  # XLA's own partitioning of the pad
+    assert check_module(DEAD_MANUAL_COMPUTATION).kind == "equal"
