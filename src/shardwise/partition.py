@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shardwise.errors import ShardwiseError
-from shardwise.ir import Module, Op, Value
+from shardwise.ir import Module, Op, TensorType, Value
 from shardwise.passes import sdy_pass
 from shardwise.sharding import TensorSharding
 
@@ -86,6 +86,10 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     from shardwise.export.convert_global_to_local.fallback import (
         replicate_where_the_reference_stops,
     )
+    from shardwise.export.convert_global_to_local.padding_indices import (
+        clamp_padded_gathers,
+        record_gathers,
+    )
     from shardwise.export.convert_global_to_local.padding_masks import (
         mask_padded_reductions,
         record_reductions,
@@ -110,10 +114,11 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
         _step(_CANONICALIZE, lambda m: run_canonicalize(m, "sdy-collective"), module)
     if needs_padding(module):
         _step(_PAD, _check_reshapes_divide, module)
-        reductions = record_reductions(module)
+        reductions, gathers = record_reductions(module), record_gathers(module)
         _step(_PAD, pad_for_divisibility, module)
         if not like_shardy:  # padding's pads along a sharded dim: replicated around them
             mask_padded_reductions(module, reductions)
+            clamp_padded_gathers(module, gathers)
             _step(_PAD, replicate_where_the_reference_stops, module)
             _step(2, reshard_to_collectives, module)
     if like_shardy:
@@ -205,12 +210,13 @@ def _check_reshapes_divide(module: Module) -> None:
     """Padding a reshape's operand and result each to a multiple of its shard count moves the
     elements (``4 -> 2x2`` on 8 devices: the padded ``8`` reshaped to ``2x4`` is not the padded
     ``2x2``), and jaxlib 0.10.2's chain writes that wrong program (fuzz --check 2030-129-3):
-    a reshape with a sharding that does not divide its operand or result is rejected."""
+    a reshape with a sharding that does not divide its operand or result is rejected, unless
+    every padded dim is a dim the reshape keeps (`_padding_keeps_positions`)."""
     from shardwise.sdy.shardings import get_sharding
 
     meshes = module.meshes()
     for op in module.walk():
-        if op.name != "stablehlo.reshape":
+        if op.name != "stablehlo.reshape" or _padding_keeps_positions(op, meshes):
             continue
         for value in (op.operands[0], op.results[0]):
             if _undivided(value, meshes):
@@ -222,6 +228,66 @@ def _check_reshapes_divide(module: Module) -> None:
                     "around the reshape with an sdy.sharding_constraint",
                     op.location,
                 )
+
+
+def _padding_keeps_positions(op: Op, meshes: dict[str, Any]) -> bool:
+    """Whether each dim padding changes is one the reshape keeps: a group of its own, one
+    operand dim to one result dim of the same size, padded alike (``9 -> 9x1``, the last dim
+    of ``16x16x4 -> 256x4``). The reshape then reshapes each group alone, and padding one such
+    dim moves no element (fuzz --check 2030-127-4, 2030-436-2)."""
+    from shardwise.export.pad_for_divisibility_conversion import padded_type
+    from shardwise.sdy.shardings import get_sharding
+
+    source, target = op.operands[0], op.results[0]
+    if not isinstance(source.type, TensorType) or not isinstance(target.type, TensorType):
+        return False
+    padded_source = padded_type(source.type, get_sharding(source), meshes)
+    padded_target = padded_type(target.type, get_sharding(target), meshes)
+    assert isinstance(padded_source, TensorType) and isinstance(padded_target, TensorType)
+    groups = _reshape_groups(source.type.shape, target.type.shape)
+    if groups is None:
+        return False
+    for ins, outs in groups:
+        padded = [d for d in ins if padded_source.shape[d] != source.type.shape[d]]
+        padded_out = [e for e in outs if padded_target.shape[e] != target.type.shape[e]]
+        if not padded and not padded_out:
+            continue
+        if len(ins) != 1 or len(outs) != 1:
+            return False
+        if padded_source.shape[ins[0]] != padded_target.shape[outs[0]]:
+            return False
+    return True
+
+
+def _reshape_groups(
+    source: tuple[int, ...], target: tuple[int, ...]
+) -> list[tuple[list[int], list[int]]] | None:
+    """The smallest runs of consecutive dims with equal products (``2x3x4 -> 6x4``: ``[0, 1] ->
+    [0]``, ``[2] -> [1]``), or None for a dynamic shape."""
+    if any(s < 0 for s in (*source, *target)):
+        return None
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(source) or j < len(target):
+        ins: list[int] = []
+        outs: list[int] = []
+        product_in = product_out = 1
+        # A group ends when both sides have a dim (or have none left) and the products agree.
+        while not (
+            product_in == product_out and (ins or i == len(source)) and (outs or j == len(target))
+        ):
+            if i < len(source) and (not ins or product_in < product_out or j == len(target)):
+                ins.append(i)
+                product_in *= source[i]
+                i += 1
+            elif j < len(target):
+                outs.append(j)
+                product_out *= target[j]
+                j += 1
+            else:
+                return None  # the element counts differ (the verifier rejects that)
+        groups.append((ins, outs))
+    return groups
 
 
 def needs_padding(module: Module) -> bool:

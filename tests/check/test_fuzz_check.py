@@ -21,9 +21,16 @@ from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.check import check
 from shardwise.errors import ShardwiseError
 from shardwise.export.wrong_conversions import skewed
-from shardwise.fuzz.check_campaign import OUTCOMES, check_module, run_check_campaign
+from shardwise.fuzz.check_campaign import (
+    OUTCOMES,
+    _runnable_meshes,
+    check_module,
+    run_check_campaign,
+)
+from shardwise.fuzz.generator import generate_program
+from shardwise.fuzz.program import print_program
 from shardwise.io.mlir import load_text, write_text
-from shardwise.io.reference import run_pass
+from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.partition import partition, reference_chain
 
@@ -262,6 +269,18 @@ def test_cli_fuzz_check(executor, capsys) -> None:
     assert "modules: 2" in out and "failure 0" in out
 
 
+def test_cli_fuzz_check_only_one_key(executor, capsys) -> None:
+    """``--only KEY`` checks the module a campaign generated as KEY and prints it."""
+    keys = (f"3-0-{attempt}" for attempt in range(100))
+    key = next(k for k in keys if _runnable_meshes(generate_program(k, conformance_extras=False)))
+    assert cli.main(["fuzz", "--check", "--only", key]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("module {") and "modules: 1 " in out
+    assert cli.main(["fuzz", "--check", "--only", "3-0"]) == 2
+    assert "expected a key seed-index-attempt" in capsys.readouterr().err
+    assert cli.main(["fuzz", "--only", key]) == 2
+
+
 def test_reshard_through_a_barrier_stops_like_the_reference() -> None:
     from shardwise.partition import STEPS
 
@@ -424,3 +443,241 @@ def test_reshape_of_padded_dims_is_rejected(executor) -> None:
         with pytest.raises(ShardwiseError, match="padding both sides moves elements"):
             partition(load_text(RESHAPE_PADDED, "f.mlir"), like_shardy=like_shardy)
     assert check_module(RESHAPE_PADDED).kind == "skipped-by-partition"
+
+
+def _partitioned(text: str, like_shardy: bool = False) -> str:
+    module = load_text(text, "f.mlir")
+    partition(module, like_shardy=like_shardy)
+    return write_text(module)
+
+
+# Fuzz --check finding 2030-436-2, shrunk (indices i64, so that the reference partitions it):
+# dim 0 of the gather's operand (2 on 8 devices) is padded to 8; the gather clamps an index
+# to 7 instead of 1 and reads padding. The default mode clamps to the unpadded bounds first.
+GATHER_PADDED = """sdy.mesh @mesh = <["w"=8]>
+func.func @main(%a0: tensor<2x8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", ?}, {?}, {}]>}, %a2: tensor<4x1xi64>) -> (tensor<4xf32>) {
+  %v0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v1 = stablehlo.reduce(%a0 init: %v0) applies stablehlo.add across dimensions = [1, 2] : (tensor<2x8x3xf32>, tensor<f32>) -> tensor<2xf32>
+  %v5 = "stablehlo.gather"(%v1, %a2) <{dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1>}> : (tensor<2xf32>, tensor<4x1xi64>) -> tensor<4xf32>
+  return %v5 : tensor<4xf32>
+}
+"""
+
+# Two padded dims indexed by one index vector (3x3 on 2x2: each padded to 4); the clamp's
+# bound of each component is picked along the index vector dim.
+GATHER_PADDED_2D = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<3x5xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %i: tensor<6x2xi64>) -> (tensor<6xf32>) {
+  %0 = "stablehlo.gather"(%a, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [0, 1], start_index_map = [1, 0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<3x5xf32>, tensor<6x2xi64>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+"""
+
+# Fuzz --check finding 2030-127-4, shrunk: a scatter into a padded dim (9 on 8 devices, each
+# piece 2 of the padded 16). The local scatter's operand is a dynamic_slice of the replicated
+# padded value and most devices' indices are out of their piece; XLA's CPU backend does not
+# skip those windows then (StableHLO leaves it implementation-defined). The default mode
+# gives each piece a spare window that out-of-piece indices point into.
+SCATTER_PADDED = """sdy.mesh @mesh = <["y"=8]>
+func.func @main(%a4: tensor<9xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}, %a5: tensor<1x1xi32>, %a6: tensor<1xf32>) -> (tensor<9xf32>) {
+  %v11 = "stablehlo.scatter"(%a4, %a5, %a6) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%lhs: tensor<f32>, %rhs: tensor<f32>):
+    %sum = stablehlo.add %lhs, %rhs : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<9xf32>, tensor<1x1xi32>, tensor<1xf32>) -> tensor<9xf32>
+  return %v11 : tensor<9xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("text", [GATHER_PADDED, SCATTER_PADDED], ids=["gather", "scatter"])
+def test_indexing_a_padded_dim_checks_equal(executor, text) -> None:
+    """The reference's program is wrong, `--like-shardy` prints it byte for byte (documented
+    in docs/fuzzing.md), the default mode's program checks equal."""
+    local = run_pass(text, reference_chain(pad=True))
+    assert not check(text, local, executor=executor).equal
+    assert _partitioned(text, like_shardy=True) == local
+    assert check(text, _partitioned(text), executor=executor).equal
+    assert check_module(text).kind == "equal"
+
+
+def test_gather_of_two_padded_dims_clamps_each_component(executor) -> None:
+    for seed in range(3):
+        assert check(GATHER_PADDED_2D, _partitioned(GATHER_PADDED_2D), seed=seed).equal
+
+
+# Fuzz --check finding 2030-258-2 (in a loop body), shrunk further: a reshard from
+# "z":(2)3 (the minor 3 of z=6) on dim 1 to "z":(1)3 (the major 3) on dim 2. Reshard-to-
+# collectives slices dim 2 first, through a sharding with both sub-axes, whose tiles are no
+# partition (the reference's verifier rejects it); the default mode gathers dim 1 first.
+RESHARD_CLASHING_SUB_AXES = """sdy.mesh @mesh = <["z"=6]>
+func.func @main(%a: tensor<4x6x12xf32>) -> tensor<4x6x12xf32> {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"z":(2)3}, {}]>]>} : tensor<4x6x12xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}, {"z":(1)3}]> : tensor<4x6x12xf32>
+  %2 = stablehlo.negate %1 : tensor<4x6x12xf32>
+  return %2 : tensor<4x6x12xf32>
+}
+"""
+
+
+def test_reshard_between_sub_axes_that_cannot_coexist_gathers_first(executor) -> None:
+    with pytest.raises(ReferenceError, match="overlapping sub-axes"):
+        run_pass(RESHARD_CLASHING_SUB_AXES, reference_chain())
+    local = _partitioned(RESHARD_CLASHING_SUB_AXES)
+    # dim 1 gathered before dim 2 is sliced by "z":(1)3 (offsets 0, 0, 4, 4, 8, 8)
+    assert local.index("all_gather_dim = 1") < local.index("dense<[0, 0, 4, 4, 8, 8]>")
+    assert check(RESHARD_CLASHING_SUB_AXES, local, executor=executor).equal
+    assert check_module(RESHARD_CLASHING_SUB_AXES).kind == "equal"
+
+
+# Fuzz --check finding 2030-397-5, shrunk: a pad of dim 0 by low -1, high 1 keeps its size,
+# so its rule (Shardy's) lets the sharded dim pass through, and each device shifted its own
+# shard; the default mode replicates every dim a pad pads (`fallback._padded_factors`).
+PAD_SHIFT = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a7: tensor<11xf32>, %a11: tensor<8x8xf32>, %a12: tensor<f32>) -> (tensor<8xf32>) {
+  %v9 = stablehlo.transpose %a11, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {?}]>]>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %v12 = stablehlo.pad %v9, %a12, low = [-1, 0], high = [1, 3], interior = [0, 0] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x11xf32>
+  %v14 = stablehlo.dot_general %v12, %a7, contracting_dims = [1] x [0] : (tensor<8x11xf32>, tensor<11xf32>) -> tensor<8xf32>
+  return %v14 : tensor<8xf32>
+}
+"""
+
+
+def test_pad_that_keeps_a_sharded_dim_size_is_replicated(executor) -> None:
+    local = run_pass(PAD_SHIFT, reference_chain())
+    assert not check(PAD_SHIFT, local, executor=executor).equal
+    with pytest.raises(ShardwiseError, match="'stablehlo.pad' pads dimension 0"):
+        partition(load_text(PAD_SHIFT, "f.mlir"), like_shardy=True)
+    assert check(PAD_SHIFT, _partitioned(PAD_SHIFT), executor=executor).equal
+    assert check_module(PAD_SHIFT).kind == "equal"
+
+
+# A result with unreduced axes: each device returns its partial sums of the dot (the local
+# program written by hand: partition's chain does not convert sdy.replicated_to_unreduced).
+UNREDUCED_RESULT = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}, %b: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}], unreduced={"x"}>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+"""
+UNREDUCED_RESULT_LOCAL = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}, %b: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}], unreduced={"x"}>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+"""
+# The same, all-reduced over "x" (device id 2x + y) before returning: summed twice.
+SUMMED_TWICE_LOCAL = UNREDUCED_RESULT_LOCAL.replace(
+    "  return %0 : tensor<2x4xf32>",
+    """  %1 = "stablehlo.all_reduce"(%0) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+    %s = stablehlo.add %l, %r : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>""",
+)
+
+
+def test_a_result_with_unreduced_axes_is_summed(executor) -> None:
+    assert check(UNREDUCED_RESULT, UNREDUCED_RESULT_LOCAL, executor=executor).equal
+    assert not check(UNREDUCED_RESULT, SUMMED_TWICE_LOCAL, executor=executor).equal
+
+
+@pytest.mark.parametrize("key", ["2040-3-3", "2040-4-3", "2040-11-1"])
+def test_check_campaigns_generate_well_defined_manual_computations(key) -> None:
+    """These keys made a manual result replicated over an axis its body splits (cannot-run in
+    the campaign of seed 2040); generated for --check, each result is sharded over them."""
+    from shardwise.fuzz.check_campaign import _unreplicated_manual_result
+
+    def ill_defined(well_defined: bool) -> str:
+        prog = generate_program(key, conformance_extras=False, well_defined_manual=well_defined)
+        return _unreplicated_manual_result(load_text(print_program(prog), "f.mlir"))
+
+    assert ill_defined(False).startswith("ill-defined")
+    assert ill_defined(True) == ""
+
+
+# From fuzz --check 2030-127-4 and 2030-436-2: reshapes whose padded dim is one they keep
+# (the last dim of 16x16x4 -> 256x4, and 9 -> 9x1), on 8 devices; padding moves no element
+# there, so they partition (a reshape that merges a padded dim is still rejected above).
+RESHAPE_KEEPS_PADDED_DIM = """sdy.mesh @mesh = <["w"=8]>
+func.func @main(%a: tensor<16x16x4xf32>, %b: tensor<9xf32>) -> (tensor<256x4xf32>, tensor<9x1xf32>) {
+  %0 = sdy.sharding_constraint %a <@mesh, [{}, {}, {"w"}]> : tensor<16x16x4xf32>
+  %1 = stablehlo.exponential %0 : tensor<16x16x4xf32>
+  %2 = stablehlo.reshape %1 : (tensor<16x16x4xf32>) -> tensor<256x4xf32>
+  %3 = sdy.sharding_constraint %2 <@mesh, [{}, {}]> : tensor<256x4xf32>
+  %4 = sdy.sharding_constraint %b <@mesh, [{"w"}]> : tensor<9xf32>
+  %5 = stablehlo.exponential %4 : tensor<9xf32>
+  %6 = stablehlo.reshape %5 : (tensor<9xf32>) -> tensor<9x1xf32>
+  %7 = sdy.sharding_constraint %6 <@mesh, [{}, {}]> : tensor<9x1xf32>
+  return %3, %7 : tensor<256x4xf32>, tensor<9x1xf32>
+}
+"""
+
+
+def test_reshape_keeping_its_padded_dim_partitions(executor) -> None:
+    local = _partitioned(RESHAPE_KEEPS_PADDED_DIM)
+    assert "(tensor<16x16x1xf32>) -> tensor<256x1xf32>" in local
+    assert check(RESHAPE_KEEPS_PADDED_DIM, local, executor=executor).equal
+    assert check_module(RESHAPE_KEEPS_PADDED_DIM).kind == "equal"
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "groups"),
+    [
+        ((9,), (9, 1), [([0], [0]), ([], [1])]),
+        ((16, 16, 4), (256, 4), [([0, 1], [0]), ([2], [1])]),
+        ((4,), (2, 2), [([0], [0, 1])]),
+        ((1, 4), (4,), [([0, 1], [0])]),
+        ((2, 3), (3, 2), [([0, 1], [0, 1])]),
+        ((4,), (3,), None),
+    ],
+)
+def test_reshape_groups(source, target, groups) -> None:
+    from shardwise.partition import _reshape_groups
+
+    assert _reshape_groups(source, target) == groups
+
+
+# Fuzz --check finding 2041-136-23: a replicated argument returned as a result unreduced over
+# "z":(2)2; every device returned it whole, so their sum over the axis doubled it (the
+# reference's program too). The default mode inserts an sdy.replicated_to_unreduced and
+# converts it: one device of each pair keeps the value, the other returns zeros.
+RETURNED_AS_UNREDUCED = """sdy.mesh @mesh = <["z"=4]>
+func.func @main(%a1: tensor<6xf32>) -> (tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"z":(2)2}>}) {
+  return %a1 : tensor<6xf32>
+}
+"""
+
+
+def test_a_replicated_value_returned_as_unreduced_is_zeroed_off_the_leaders(executor) -> None:
+    local = run_pass(RETURNED_AS_UNREDUCED, reference_chain())
+    assert not check(RETURNED_AS_UNREDUCED, local, executor=executor).equal
+    assert _partitioned(RETURNED_AS_UNREDUCED, like_shardy=True) == local
+    ours = _partitioned(RETURNED_AS_UNREDUCED)
+    assert "dense<[true, false, true, false]>" in ours  # z % 2 == 0 keeps it
+    assert check(RETURNED_AS_UNREDUCED, ours, executor=executor).equal
+    # An op that adds unreduced axes: explicit reshards insert the op, converted the same way.
+    assert check(UNREDUCED_RESULT, _partitioned(UNREDUCED_RESULT), executor=executor).equal
+
+
+# Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
+# manual computation whose result nothing uses. The manual computation made XLA's own
+# partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:
+# DIFFERENT from the unsharded run, where ours is EQUAL). Dead computations are erased now.
+DEAD_MANUAL_COMPUTATION = """sdy.mesh @mesh = <["x"=4, "z"=2]>
+func.func @main(%a2: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, %a6: tensor<8xf32>, %a7: tensor<f32>) -> (tensor<5x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {"z", ?}]>}) {
+  %v12 = stablehlo.pad %a2, %a7, low = [0, -1], high = [1, 1], interior = [0, 0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<5x8xf32>
+  %v18 = sdy.manual_computation(%a6, %a2) in_shardings=[<@mesh, [{"x"}]>, <@mesh, [{"x", "z"}, {}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%m18_a0: tensor<2xf32>, %m18_a1: tensor<1x8xf32>) {
+    sdy.return %m18_a0 : tensor<2xf32>
+  } : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<8xf32>
+  return %v12 : tensor<5x8xf32>
+}
+"""
+
+
+def test_a_dead_manual_computation_needs_no_xla_reference(executor) -> None:
+    local = _partitioned(DEAD_MANUAL_COMPUTATION)
+    result = check(DEAD_MANUAL_COMPUTATION, local, executor=executor, against_xla=True)
+    assert result.reference == "unsharded" and result.equal
+    assert result.xla_equal is False  # XLA's own partitioning of the pad
+    assert check_module(DEAD_MANUAL_COMPUTATION).kind == "equal"

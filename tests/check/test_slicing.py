@@ -69,3 +69,18 @@ def test_assemble_reports_replicas_that_disagree():
 def test_indivisible_dimension_is_unsupported():
     with pytest.raises(UnsupportedError, match="not divisible by its 2 shards"):
         device_slices((3,), _sharding('<@m, [{"x"}]>'), _mesh('<["x"=2]>'), 0)
+
+
+def test_assemble_sums_partial_values_over_unreduced_axes():
+    """Devices at each coordinate along the unreduced axis "y" hold one whole array of
+    partial values (split along "x"); the result is their sum."""
+    m, s = _mesh('<["x"=2, "y"=2]>'), _sharding('<@m, [{"x"}, {}], unreduced={"y"}>')
+    x = np.arange(8.0).reshape(4, 2)
+    pieces = split(x, s, m)  # y=0 holds the value, y=1 zeros
+    whole, disagree = assemble(pieces, (4, 2), s, m)
+    assert np.array_equal(whole, x) and disagree == []
+    # Any split of the value into partial sums gives it back.
+    pieces[0] -= 5.0  # device (x=0, y=0)
+    pieces[1] += 5.0  # device (x=0, y=1)
+    whole, _ = assemble(pieces, (4, 2), s, m)
+    assert np.array_equal(whole, x)

@@ -9,6 +9,7 @@ axes read as one mixed-radix number; a sub-axis ``"x":(p)s`` contributes ``(coor
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -134,18 +135,40 @@ def assemble(
     stacked: np.ndarray, shape: Sequence[int], sharding: TensorSharding | None, mesh: Mesh
 ) -> tuple[np.ndarray, list[int]]:
     """The global array from per-device pieces, and the devices whose piece disagrees with an
-    earlier replica of the same slice (those are reported, not silently dropped)."""
+    earlier replica of the same slice (those are reported, not silently dropped).
+
+    With unreduced axes the pieces are partial values: the devices at each coordinate along
+    those axes hold one whole array, and the global array is the sum of those arrays."""
+    devices = list(range(len(stacked)))
     if sharding is None:
-        return stacked[0], [p for p in range(len(stacked)) if not _same(stacked[p], stacked[0])]
-    if sharding.unreduced_axes:
-        raise UnsupportedError(
-            f"a result with unreduced axes, {sharding}: the checker does not sum partial "
-            "results; reduce them (an all-reduce) before returning"
-        )
+        return stacked[0], [p for p in devices if not _same(stacked[p], stacked[0])]
+    if not sharding.unreduced_axes:
+        return _assemble(stacked, shape, sharding, mesh, devices)
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for p in devices:
+        coords = device_coords(mesh, p)
+        key = tuple(_axis_index(a, coords, mesh) for a in sharding.unreduced_axes)
+        groups.setdefault(key, []).append(p)
+    whole = replace(sharding, unreduced_axes=())
+    total, disagree = np.zeros(shape, dtype=stacked.dtype), []
+    for members in groups.values():
+        part, bad = _assemble(stacked, shape, whole, mesh, members)
+        total = total + part
+        disagree += bad
+    return total, sorted(disagree)
+
+
+def _assemble(
+    stacked: np.ndarray,
+    shape: Sequence[int],
+    sharding: TensorSharding,
+    mesh: Mesh,
+    devices: list[int],
+) -> tuple[np.ndarray, list[int]]:
     out = np.zeros(shape, dtype=stacked.dtype)
     written = np.zeros(shape, dtype=bool)
     disagree = []
-    for p in range(len(stacked)):
+    for p in devices:
         index = device_slices(shape, sharding, mesh, p)
         if written[index].all() and not _same(out[index], stacked[p]):
             disagree.append(p)

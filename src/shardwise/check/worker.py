@@ -52,7 +52,8 @@ def _backend() -> tuple[Any, Any]:
     from jax._src import xla_bridge
 
     # Arrays keep their dtypes (f64 for the float64 truth, i64): without x64, device_put
-    # would make them f32 and i32.
+    # would make an i64 (f64) input i32 (f32), and XLA rejects it for a program that takes
+    # i64 ("RuntimeProgramInputMismatch").
     jax.config.update("jax_enable_x64", True)
 
     backend = xla_bridge.get_backend("cpu")

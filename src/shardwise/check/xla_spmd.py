@@ -26,6 +26,7 @@ from shardwise.check.programs import (
     IDENTITY_SDY_OPS,
     Program,
     add_intermediates,
+    dead_computations,
     find_main,
     main_ops,
 )
@@ -40,7 +41,10 @@ NEEDS_XLA_REFERENCE = frozenset({"sdy.manual_computation", "sdy.named_computatio
 
 
 def needs_xla_reference(module: Module) -> bool:
-    return any(op.name in NEEDS_XLA_REFERENCE for op in module.walk())
+    """Whether a live manual or named computation is in `module` (dead ones are erased
+    before the programs run: `programs.dead_computations`)."""
+    dead = {id(inner) for op in dead_computations(module) for inner in (op, *op.walk())}
+    return any(op.name in NEEDS_XLA_REFERENCE and id(op) not in dead for op in module.walk())
 
 
 def spmd_program(text: str, filename: str, intermediates: bool = False) -> Program:

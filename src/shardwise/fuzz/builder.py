@@ -165,14 +165,18 @@ def _sorted_unmergeable(axes: list[AxisSpec], key) -> tuple[AxisSpec, ...]:
 @dataclass(slots=True)
 class ModuleState:
     """What every body of one module shares: its callees (with the manual axes of the body
-    that made each), the next sharding-group id, and whether shardings may name unreduced
+    that made each), the next sharding-group id, whether shardings may name unreduced
     axes (the generator allows them in half of the one-mesh modules: with two meshes, or
-    with a sharding group, Shardy 0.10.2's explicit-reshard code aborts on many of them)."""
+    with a sharding group, Shardy 0.10.2's explicit-reshard code aborts on many of them), and
+    whether manual results must be well-defined (`well_defined_manual`)."""
 
     funcs: list = field(default_factory=list)
     callee_manual: dict[str, frozenset[str]] = field(default_factory=dict)
     groups: int = 0
     unreduced: bool = True
+    # For `fuzz --check`: every manual computation's result sharded over all its manual axes,
+    # so that no result claims to be replicated over an axis its body splits (check_campaign).
+    well_defined_manual: bool = False
 
 
 class Builder:

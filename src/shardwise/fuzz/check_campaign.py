@@ -13,9 +13,11 @@ regenerated before it is partitioned: the simulated devices run one mesh size at
 - ``cannot-run``: the checker raised `UnsupportedError` (XLA's CPU backend cannot run a
   program, or the checker cannot model it; see docs/check.md, Limits);
   A module whose manual computation returns, unsharded over a manual axis, a value its
-  body computes from an argument split over that axis, without a collective, is ill-defined (the result is not
-  the same on every device, as its out sharding says; JAX rejects such a `shard_map`):
-  counted here too, and not run;
+  body computes from an argument split over that axis, without a collective, is ill-defined
+  (the result is not the same on every device, as its out sharding says; JAX rejects such a
+  `shard_map`): counted here too, and not run. The campaign generates its modules with
+  ``well_defined_manual`` (each manual result sharded over all its manual axes), so only a
+  scalar result can still be one;
 - ``failure``: a result differs, or partition or check raised anything else (an internal
   error, or a local program that does not fit its global one). A failure is shrunk with
   `shrink.shrink_program` while it keeps failing the same way, and saved as
@@ -35,7 +37,14 @@ from typing import Any
 from shardwise.fuzz.generator import generate_program
 from shardwise.fuzz.program import Program, op_bodies, print_program
 
-__all__ = ["CheckCampaign", "CheckFailure", "OUTCOMES", "check_module", "run_check_campaign"]
+__all__ = [
+    "CheckCampaign",
+    "CheckFailure",
+    "OUTCOMES",
+    "check_key",
+    "check_module",
+    "run_check_campaign",
+]
 
 OUTCOMES = ("equal", "skipped-by-partition", "cannot-run", "failure")
 MAX_DEVICES = 8
@@ -243,7 +252,7 @@ def _module(seed: int, index: int, report: CheckCampaign) -> tuple[str, Program,
     while True:
         key = f"{seed}-{index}-{attempt}"
         attempt += 1
-        prog = generate_program(key, conformance_extras=False)
+        prog = generate_program(key, conformance_extras=False, well_defined_manual=True)
         report.attempts += 1
         if not _runnable_meshes(prog) and attempt < 1000:
             report.mesh_regenerated += 1
@@ -281,6 +290,31 @@ def run_check_campaign(
             progress(report)
     report.seconds = time.monotonic() - start
     return report
+
+
+def check_key(key: str, out: str | None = None, shrink: bool = True) -> tuple[CheckCampaign, str]:
+    """Check the one module a campaign generated as attempt `key` (``seed-index-attempt``, as
+    a campaign's FAILURE line names it): a report of one module, and the module's text
+    (shrunk if it failed and `shrink`)."""
+    parts = key.split("-")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"expected a key seed-index-attempt such as 2030-127-4, got {key!r}")
+    from shardwise.fuzz.shrink import shrink_program
+
+    start = time.monotonic()
+    report = CheckCampaign(int(parts[0]), modules=1, attempts=1)
+    prog = generate_program(key, conformance_extras=False, well_defined_manual=True)
+    outcome = check_module(print_program(prog))
+    report.counts[outcome.kind] += 1
+    text = print_program(prog)
+    if outcome.kind in ("cannot-run", "skipped-by-partition"):
+        report.cannot_run.append(f"{key} ({outcome.kind}): {outcome.reason}")
+    if outcome.kind == "failure":
+        failure = _failure(key, prog, outcome, out, shrink, shrink_program)
+        report.failures.append(failure)
+        text = failure.shrunk
+    report.seconds = time.monotonic() - start
+    return report, text
 
 
 def _failure(

@@ -39,6 +39,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "comparing passes with Shardy (fuzz/check_campaign.py)",
     )
     parser.add_argument(
+        "--only",
+        metavar="KEY",
+        help="with --check: check the one module a campaign generated as KEY "
+        "(seed-index-attempt, as a FAILURE line names it, e.g. 2030-127-4) and print it, "
+        "shrunk if it fails",
+    )
+    parser.add_argument(
         "--progress", action="store_true", help="progress bar on stderr (default: on a terminal)"
     )
     return parser
@@ -80,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     # of start-up otherwise.
     if getattr(args, "check", False):
         return _run_check(args)
+    if getattr(args, "only", None):
+        print("shardwise fuzz: error: --only needs --check", file=sys.stderr)
+        return 2
     from shardwise.fuzz.runner import PASS_NAMES, run_campaign
 
     report = run_campaign(
@@ -106,9 +116,25 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.jobs != 1 or args.passes:
         print("shardwise fuzz: error: --check runs one process and no --pass", file=sys.stderr)
         return 2
+    if args.only:
+        return _run_check_key(args)
     report = run_check_campaign(
         args.seed, args.count, out=args.out, shrink=not args.no_shrink, progress=lines
     )
+    print(report.summary())
+    return 1 if report.failures else 0
+
+
+def _run_check_key(args: argparse.Namespace) -> int:
+    """``--check --only KEY``: the module of KEY, its outcome; 1 when it fails."""
+    from shardwise.fuzz.check_campaign import check_key
+
+    try:
+        report, text = check_key(args.only, out=args.out, shrink=not args.no_shrink)
+    except ValueError as e:
+        print(f"shardwise fuzz: error: --only: {e}", file=sys.stderr)
+        return 2
+    print(text)
     print(report.summary())
     return 1 if report.failures else 0
 

@@ -18,7 +18,9 @@ calls, sharding groups and manual computations (``shard_map`` inside a nested ``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from shardwise.fuzz.builder import Builder
 from shardwise.fuzz.program import (
@@ -207,6 +209,28 @@ def _manual_sharding(
     return ShardingSpec(mesh.name, tuple(dims)), tuple(other)
 
 
+def _over_every_manual_axis(
+    sharding: ShardingSpec, shape: tuple[int, ...], mesh: MeshSpec, manual: list[str]
+) -> tuple[ShardingSpec, tuple[int, ...]]:
+    """An out sharding with the manual axes it leaves out added to its first dim (after that
+    dim's manual axes, before its free ones), and the global shape that grows with them: each
+    device's result is then its own piece, whatever its body computes. No random draw, so the
+    rest of the module is what it would be without."""
+    if not sharding.dims:
+        return sharding, shape
+    present = {a.name for d in sharding.dims for a in d.axes}
+    missing = [n for n in manual if n not in present]
+    if not missing:
+        return sharding, shape
+    first = sharding.dims[0]
+    own = [a for a in first.axes if a.name in manual]
+    free = [a for a in first.axes if a.name not in manual]
+    axes = (*own, *(AxisSpec(n) for n in missing), *free)
+    dims = (replace(first, axes=axes), *sharding.dims[1:])
+    grown = shape[0] * math.prod(mesh.size_of(n) for n in missing)
+    return replace(sharding, dims=dims), (grown, *shape[1:])
+
+
 def manual_computation(b: Builder, grow: Grow | None = None) -> None:
     """``sdy.manual_computation`` over 1-2 operands with 1-2 results on local shapes; with
     `grow`, the body first gets a few nested constructs (calls, case, sharding groups: a
@@ -233,6 +257,8 @@ def manual_computation(b: Builder, grow: Grow | None = None) -> None:
     out_shardings, out_types = [], []
     for _, t in results:
         sharding, shape = _manual_sharding(b, mesh, manual, t.shape, to_global=True)
+        if b.module.well_defined_manual:
+            sharding, shape = _over_every_manual_axis(sharding, shape, mesh, manual)
         out_shardings.append(sharding)
         out_types.append(TType(shape))
     inner._strip_dead_priorities([r for r, _ in results])

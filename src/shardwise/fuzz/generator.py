@@ -423,16 +423,22 @@ def _grow_manual_body(b: _Builder, count: int) -> None:
 # -- whole programs ----------------------------------------------------------------------------
 
 
-def generate_program(seed: int | str, conformance_extras: bool = True) -> Program:
+def generate_program(
+    seed: int | str, conformance_extras: bool = True, well_defined_manual: bool = False
+) -> Program:
     """A random valid program; deterministic in `seed`. `conformance_extras`: decorated with
     the constructs of `fuzz.conformance` (quoted names, unregistered ops, reshard chains, ...),
-    drawn from their own random stream (the program without them is the same)."""
+    drawn from their own random stream (the program without them is the same).
+    `well_defined_manual` (for `fuzz --check`): each manual computation's results sharded
+    over all its manual axes (the ops after them may differ then: their operand types do);
+    without it, every seed gives the program it always gave."""
     rng = random.Random(seed)
     meshes = [random_mesh(rng, "mesh")]
     if rng.random() < 0.2:
         meshes.append(random_mesh(rng, "mesh2"))
     unreduced = len(meshes) == 1 and rng.random() < 0.5
-    b = _Builder(rng, meshes, module=ModuleState(unreduced=unreduced))
+    state = ModuleState(unreduced=unreduced, well_defined_manual=well_defined_manual)
+    b = _Builder(rng, meshes, module=state)
     for _ in range(rng.randint(1, 3)):
         rank = rng.choice((1, 2, 2, 3, 3, 4))
         b.new_arg(TType(tuple(rng.choice(_DIM_SIZES) for _ in range(rank))))

@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 
 from shardwise.errors import ShardwiseError
-from shardwise.export.convert_global_to_local.builder import i64_array
+from shardwise.export.collective_attrs import parse_axis_ref_list
+from shardwise.export.convert_global_to_local.builder import I64, OpBuilder, i64_array, shard_index
 from shardwise.export.convert_global_to_local.collectives import COLLECTIVE_PATTERNS
 from shardwise.export.convert_global_to_local.fallback import is_elementwise, reducer
 from shardwise.export.convert_global_to_local.ops import generic, sdy_constant
@@ -172,7 +173,45 @@ def all_reduce(state: ConversionState, op: Op) -> None:
         created.regions[0].entry.ops[0].name = kind
 
 
+def replicated_to_unreduced(state: ConversionState, op: Op) -> None:
+    """A replicated value made partial over `axes`: one device of each group along them
+    keeps it, the others hold zeros, so that the sum over those axes is the value."""
+    (value,) = state.operands(op)
+    sharding = state.sharding(op.results[0])
+    assert sharding is not None
+    mesh = state.require_mesh(sharding, op)
+    axes = parse_axis_ref_list(op.properties["axes"])
+    t = value.type
+    assert isinstance(t, TensorType)
+    b = OpBuilder(op)
+    leaders = [
+        "true" if shard_index(d, mesh, axes) == 0 else "false" for d in range(mesh.total_size)
+    ]
+    table_type = TensorType((mesh.total_size,), "i1")
+    table = b.constant(f"dense<[{', '.join(leaders)}]> : {table_type}", table_type)
+    partition = b.value("stablehlo.partition_id", [], TensorType((), "ui32"))
+    partition = b.value("stablehlo.convert", [partition], TensorType((), I64))
+    leader = b.reshape(b.dynamic_slice(table, [partition], [1]), ())
+    keep = b.value(
+        "stablehlo.broadcast_in_dim",
+        [leader],
+        TensorType(t.shape, "i1"),
+        broadcast_dimensions=i64_array([]),
+    )
+    zeros = b.constant(f"dense<{_zero(t.element_type)}> : {t}", t)
+    state.replace(op, [b.value("stablehlo.select", [keep, value, zeros], t)])
+
+
+def _zero(element_type: str) -> str:
+    if element_type == "i1":
+        return "false"
+    if element_type.startswith(("f", "bf")):
+        return "0.000000e+00"
+    return "0"
+
+
 _PATTERNS = {
+    "sdy.replicated_to_unreduced": replicated_to_unreduced,
     "sdy.all_reduce": all_reduce,
     "stablehlo.constant": constant,
     "stablehlo.dynamic_slice": dynamic_slice,

@@ -26,6 +26,9 @@ all-slice: this device's piece, communication-free).
 | `chlo.top_k`                                 | the last dim (the one it sorts): operand    |
 |                                              | and results lose its axes, other dims are   |
 |                                              | the result's                                |
+| `sdy.reshard` between sub-axes of one axis   | the source's dims from the first such axis  |
+| that cannot coexist (`"z":(1)3` and          | on: a reshard to that first, then one to    |
+| `"z":(2)3` of `z=6`)                         | the target                                  |
 
 A slice dim that is communication-free (from 0, stride 1, as many elements per shard) is
 left as it is, as the global-to-local converts it. Only ops the reference would reject are
@@ -35,14 +38,16 @@ touched, so a module the reference partitions is left byte for byte as it was.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from shardwise.errors import ShardwiseError
+from shardwise.export.collective_attrs import axis_ref_list_attr
 from shardwise.export.explicit_reshards.unreduced import MeshTable, new_op
 from shardwise.export.resolve_permutation_factors import (
     _replicate_permutation_factors,
     unshard_factors,
 )
-from shardwise.ir import Module, Op, TensorType, Value
+from shardwise.ir import SHARDING_ATTR, Module, Op, TensorType, Value, func_result_attrs
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
 from shardwise.rules.stablehlo_attrs import parse_i64_array
@@ -80,7 +85,11 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             if all(_replicated(v) for v in (*op.operands, *op.results)):
                 continue
             rule = get_or_create_sharding_rule(op, False, set_on_op=False)
-            if rule is not None and not rule.is_custom_rule and rule.permutation_factors:
+            if rule is None or rule.is_custom_rule:
+                continue
+            if op.name == "stablehlo.pad":
+                _replicate_factors(op, rule, _padded_factors(op, rule), meshes)
+            elif rule.permutation_factors:
                 _replicate_permutation_factors(op, rule, meshes)
         elif op.name == "stablehlo.custom_call":
             _replicate_unshared_factors(op, meshes)
@@ -92,6 +101,79 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _reshard_top_k(op)
         elif op.name.startswith("chlo.") and is_elementwise(op):
             _reshard_operands_to(op, get_sharding(op.results[0]))
+        elif op.name == "sdy.reshard":
+            _reshard_through_replicated(op)
+        elif op.name == "func.return":
+            _unreduce_returned_values(op)
+
+
+def _unreduce_returned_values(op: Op) -> None:
+    """A func result sharded with unreduced axes that its returned value has no sharding for
+    (a replicated argument returned as it is): an ``sdy.replicated_to_unreduced`` before the
+    return, so that one device of each group along those axes holds it and the others zeros.
+
+    Explicit reshards insert that op only for a value with a sharding; without one, every
+    device returned the whole value and their sum over the axes was a multiple of it (fuzz
+    --check 2041-136-23; the reference's program is the same)."""
+    func = op.parent_op
+    if func is None or func.name != "func.func":
+        return
+    for index, value in enumerate(op.operands):
+        wanted = (func_result_attrs(func, index) or {}).get(SHARDING_ATTR)
+        if not isinstance(wanted, TensorSharding) or not wanted.unreduced_axes:
+            continue
+        if get_sharding(value) is not None:
+            continue
+        whole = replace(wanted, unreduced_axes=())
+        if not whole.is_fully_replicated:
+            reshard = new_op("sdy.reshard", value, {"sharding": whole})
+            _insert_before(op, reshard)
+            value = reshard.results[0]
+        properties = {"axes": axis_ref_list_attr(wanted.unreduced_axes), "out_sharding": wanted}
+        partial = new_op("sdy.replicated_to_unreduced", value, properties)
+        _insert_before(op, partial)
+        op.set_operand(index, partial.results[0])
+
+
+def _reshard_through_replicated(op: Op) -> None:
+    """A reshard between sub-axes that cannot coexist in one decomposition of their axis
+    (``"z":(1)3``, the major 3 of ``z=6``, and ``"z":(2)3``, the minor 3) first gathers the
+    source's dims from the first such axis on, then goes to its target.
+
+    Reshard-to-collectives would slice by the target's sub-axis before gathering the
+    source's, through a sharding with both (fuzz --check 2030-258-2): its tiles are no
+    partition of the tensor, the all-gather after it mixes pieces of different tiles, and
+    the reference's verifier rejects it (overlapping sub-axes)."""
+    source, target = get_sharding(op.operands[0]), op.properties.get("sharding")
+    if source is None or not isinstance(target, TensorSharding) or source.unreduced_axes:
+        return
+    targets = list(target.dim_axes())
+    dims, changed = [], False
+    for dim in source.dim_shardings:
+        clash = [i for i, a in enumerate(dim.axes) if not all(a.can_coexist(t) for t in targets)]
+        if clash:
+            dim, changed = replace(dim, axes=dim.axes[: clash[0]]), True
+        dims.append(dim)
+    if not changed:
+        return
+    gathered = new_op("sdy.reshard", op.operands[0], {"sharding": source.replace_dims(tuple(dims))})
+    _insert_before(op, gathered)
+    op.set_operand(0, gathered.results[0])
+
+
+def _padded_factors(op: Op, rule: OpShardingRule) -> list[int]:
+    """The factors of every dim a ``stablehlo.pad`` pads: its permutation factors, and the
+    dims whose size it keeps (``low = [-1]``, ``high = [1]``: a shift), which its rule lets
+    pass through as Shardy's does (fuzz --check 2030-397-5: each device shifted its own
+    shard)."""
+    amounts = zip(*(parse_i64_array(op.properties[k]) for k in _PAD_AMOUNTS), strict=True)
+    shifted = [
+        f for dim, pad in enumerate(amounts) if any(pad) for f in rule.operand_mappings[0][dim]
+    ]
+    return sorted(set(rule.permutation_factors) | set(shifted))
+
+
+_PAD_AMOUNTS = ("edge_padding_low", "edge_padding_high", "interior_padding")
 
 
 def _replicate_unshared_factors(op: Op, meshes: MeshTable) -> None:

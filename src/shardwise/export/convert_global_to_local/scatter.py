@@ -5,6 +5,14 @@ each reduction group (shard index 0 on those axes) keeps its inputs, the others 
 reduction's identity, so the `sdy.all_reduce` after the scatter counts the inputs once. Inputs
 sharded on an indexed dim: the indices are made local (minus this device's offset); an index
 outside the piece is out of bounds locally, which a scatter skips.
+
+Beyond the reference (``ConversionOptions.beyond_reference``), no local index is left out of
+bounds: StableHLO leaves an out-of-bounds scatter implementation-defined, and XLA's CPU
+backend does not skip such a window when the scatter's operand is a `dynamic_slice` (this
+device's piece of a replicated value: fuzz --check 2030-127-4, every piece took another
+element). Each local input gets, along each indexed dim, a spare window at the high end; an
+index component outside ``[0, local size - window size]`` points into it, and the results are
+sliced back (`_spare_window`).
 """
 
 from __future__ import annotations
@@ -72,12 +80,16 @@ def scatter(state: ConversionState, op: Op) -> None:
         generic(state, op)
         return
     indices = operands[count]
-    if not _replicated(in_sharding):
-        assert in_sharding is not None
-        indices = _local_indices(
-            b, op, indices, mesh, in_sharding, local_inputs[0], numbers, indexed
-        )
-    _local_scatter(state, b, op, local_inputs, indices, operands[count + 1 :])
+    updates = operands[count + 1 :]
+    if _replicated(in_sharding):
+        _local_scatter(state, b, op, local_inputs, indices, updates)
+        return
+    assert in_sharding is not None
+    indices = _local_indices(b, op, indices, mesh, in_sharding, local_inputs[0], numbers, indexed)
+    if not state.options.beyond_reference:
+        _local_scatter(state, b, op, local_inputs, indices, updates)
+        return
+    _spare_window(state, b, op, local_inputs, indices, updates, numbers)
 
 
 def _reduction_axes(state, op, numbers, up_sharding, in_sharding):
@@ -224,7 +236,71 @@ def _local_indices(b, op, indices, mesh, sharding, local_input, numbers, indexed
     return b.value("stablehlo.subtract", [indices, low], t)
 
 
+def _spare_window(state, b, op, inputs, indices, updates, numbers) -> None:
+    """The local scatter with every index in bounds (see the module docstring)."""
+    local = tensor_type(inputs[0])
+    to_operand = _field(numbers, "scatter_dims_to_operand_dims")
+    dropped = set(_field(numbers, "inserted_window_dims"))
+    dropped |= set(_field(numbers, "input_batching_dims"))
+    window_dims = iter(_field(numbers, "update_window_dims"))
+    update = tensor_type(updates[0])
+    windows = [1 if d in dropped else update.shape[next(window_dims)] for d in range(local.rank)]
+    t = tensor_type(indices)
+    ivd = _scalar_field(numbers, "index_vector_dim")
+    scalar = TensorType((), t.element_type)
+
+    def per_component(values: list[int]) -> Value:
+        return _bounds_tensor(b, [_constant(b, v, scalar) for v in values], t, ivd)
+
+    low = per_component([0] * len(to_operand))
+    high = per_component([local.shape[d] - windows[d] for d in to_operand])
+    spare = per_component([local.shape[d] for d in to_operand])
+    pred = TensorType(t.shape, "i1")
+    above = b.value("stablehlo.compare", [low, indices], pred, comparison_direction=_LE)
+    below = b.value("stablehlo.compare", [indices, high], pred, comparison_direction=_LE)
+    inside = b.value("stablehlo.and", [above, below], pred)
+    indices = b.value("stablehlo.select", [inside, indices, spare], t)
+    grown = [windows[d] if d in to_operand else 0 for d in range(local.rank)]
+    padded = [_pad_high(b, value, grown) for value in inputs]
+    new = _scatter(b, op, padded, indices, updates, [v.type for v in padded])
+    trimmed = [
+        b.value(
+            "stablehlo.slice",
+            [value],
+            TensorType(local.shape, tensor_type(value).element_type),
+            start_indices=i64_array([0] * local.rank),
+            limit_indices=i64_array(local.shape),
+            strides=i64_array([1] * local.rank),
+        )
+        for value in new.results
+    ]
+    state.replace(op, trimmed)
+
+
+_LE = RawAttr("#stablehlo<comparison_direction LE>")
+
+
+def _pad_high(b: OpBuilder, value: Value, amounts: list[int]) -> Value:
+    t = tensor_type(value)
+    zero = _constant(b, 0, TensorType((), t.element_type))
+    shape = tuple(s + a for s, a in zip(t.shape, amounts, strict=True))
+    return b.value(
+        "stablehlo.pad",
+        [value, zero],
+        TensorType(shape, t.element_type),
+        edge_padding_low=i64_array([0] * t.rank),
+        edge_padding_high=i64_array(amounts),
+        interior_padding=i64_array([0] * t.rank),
+    )
+
+
 def _local_scatter(state, b, op, inputs, indices, updates) -> None:
+    types = [state.local_type(r, op) for r in op.results]
+    state.replace(op, _scatter(b, op, inputs, indices, updates, types).results)
+
+
+def _scatter(b, op, inputs, indices, updates, types) -> Op:
+    """A scatter like `op` on local values, with `types` for its results (the region moved)."""
     properties = {
         "indices_are_sorted": op.properties.get("indices_are_sorted", RawAttr("false")),
         "scatter_dimension_numbers": op.properties["scatter_dimension_numbers"],
@@ -232,8 +308,7 @@ def _local_scatter(state, b, op, inputs, indices, updates) -> None:
     }
     for key, value in op.properties.items():
         properties.setdefault(key, value)
-    types = [state.local_type(r, op) for r in op.results]
     new = b.create("stablehlo.scatter", [*inputs, indices, *updates], types, properties)
     new.attributes = dict(op.attributes)
     new.add_region(op.regions.pop())
-    state.replace(op, new.results)
+    return new
