@@ -180,7 +180,6 @@ def test_options_are_rejected_like_the_reference() -> None:
         prepare_pass(PASS + "{bogus=1}")
 
 
-
 INLINE_MESH_IN_REPLICA_GROUPS = """sdy.mesh @mesh = <[]>
 func.func @main(%a: tensor<2x12xf32>) -> tensor<2x12xf32> {
   %0 = "stablehlo.all_reduce"(%a) ({

@@ -581,7 +581,9 @@ def test_strided_slice_fails_in_the_pass_not_only_when_written() -> None:
 # The operand is replicated (nothing to pad), the result non-divisible: the padded result no
 # longer is what the all_reduce infers from its operand, and the reference's verifier rejects
 # it (fuzz seed 1941-393; ours wrote it).
-ALL_REDUCE_RESULT_ONLY = MESH + """func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {
+ALL_REDUCE_RESULT_ONLY = (
+    MESH
+    + """func.func @main(%arg0: tensor<6x8xf32>) -> tensor<6x8xf32> {
   %r = "stablehlo.all_reduce"(%arg0) ({
   ^bb0(%l: tensor<f32>, %m: tensor<f32>):
     %s = stablehlo.add %l, %m : tensor<f32>
@@ -591,6 +593,7 @@ ALL_REDUCE_RESULT_ONLY = MESH + """func.func @main(%arg0: tensor<6x8xf32>) -> te
   return %g : tensor<6x8xf32>
 }
 """
+)
 
 
 def test_all_reduce_whose_padded_result_its_operand_does_not_give() -> None:

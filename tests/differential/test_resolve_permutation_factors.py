@@ -349,4 +349,4 @@ func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y",
     run_ours(module, PASS)
     verify_module(module)
     assert write_text(module) == run_pass(text, PASS)
-    assert "@mesh_reversed = <[\"x\"=2, \"y\"=2]>" in write_text(module)
+    assert '@mesh_reversed = <["x"=2, "y"=2]>' in write_text(module)

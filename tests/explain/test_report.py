@@ -143,5 +143,3 @@ def test_report_json_and_html_on_the_bundled_example() -> None:
     assert kinds.count("arg") == 5 and kinds.count("result") == 1
     (marked,) = [e for e in graph["edges"] if e[3]]
     assert marked[3] == [0] and graph["nodes"][marked[1]][2] == "dot_general"
-
-

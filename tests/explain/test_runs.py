@@ -37,7 +37,8 @@ def _runs(text: str) -> tuple[dict[int, int], object]:
 
 
 @pytest.mark.parametrize(
-    ("start", "limit", "step", "trips"), [(0, 64, 1, 64), (0, 10, 3, 4), (5, 5, 1, 0), (2, 12, 2, 5)]
+    ("start", "limit", "step", "trips"),
+    [(0, 64, 1, 64), (0, 10, 3, 4), (5, 5, 1, 0), (2, 12, 2, 5)],
 )
 def test_counted_loop_trip_count(start: int, limit: int, step: int, trips: int) -> None:
     runs, module = _runs(_loop(start, limit, step))

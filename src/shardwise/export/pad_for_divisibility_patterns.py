@@ -63,8 +63,7 @@ _INFERRED = frozenset(
 _CHECKED_INFERENCE = frozenset(
     "stablehlo." + n
     for n in (
-        "optimization_barrier all_reduce scatter gather dynamic_slice transpose concatenate "
-        "reverse"
+        "optimization_barrier all_reduce scatter gather dynamic_slice transpose concatenate reverse"
     ).split()
 )
 _NOT_INFERRED = frozenset(
