@@ -17,7 +17,7 @@ out of bounds: one into the padding writes padding, which no op reads as data.)
 
 from __future__ import annotations
 
-from shardwise.errors import ShardwiseError
+from shardwise.export.convert_global_to_local.padding_masks import ops_after_padding
 from shardwise.ir import Module, Op, RawAttr, TensorType, Type, Value
 from shardwise.rules.stablehlo_attrs import parse_gather_dimension_numbers, parse_i64_array
 from shardwise.sdy.shardings import get_sharding, set_sharding
@@ -37,13 +37,7 @@ def record_gathers(module: Module) -> Recorded:
 def clamp_padded_gathers(module: Module, recorded: Recorded) -> None:
     """After padding (which keeps ops in order): clamp the indices of each gather indexing a
     padded dim to the bounds of its unpadded operand (see the module docstring)."""
-    ops = [op for op in module.walk() if op.name == _GATHER]
-    if len(ops) != len(recorded):
-        raise ShardwiseError(
-            f"sdy-pad-for-divisibility changed the number of stablehlo.gather ops "
-            f"({len(recorded)} -> {len(ops)}): cannot tell which gathers index padding"
-        )
-    for op, original in zip(ops, recorded, strict=True):
+    for op, original in ops_after_padding(module, _GATHER, recorded):
         padded = op.operands[0].type
         if isinstance(padded, TensorType) and isinstance(original, TensorType):
             _clamp(op, original, padded)

@@ -17,16 +17,31 @@ with it changes nothing.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from shardwise.errors import ShardwiseError
 from shardwise.ir import Module, Op, RawAttr, TensorType, Type, Value
 from shardwise.rules.stablehlo_attrs import parse_i64_array
 from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding
 
-__all__ = ["record_reductions", "mask_padded_reductions"]
+__all__ = ["ops_after_padding", "record_reductions", "mask_padded_reductions"]
 
 Recorded = list[list[Type]]
+T = TypeVar("T")
 _REDUCE = "stablehlo.reduce"
+
+
+def ops_after_padding(module: Module, name: str, recorded: list[T]) -> list[tuple[Op, T]]:
+    """Each `name` op after padding with what was recorded of it before, in program order
+    (padding rewrites ops but keeps their order and count; a changed count is an error)."""
+    ops = [op for op in module.walk() if op.name == name]
+    if len(ops) != len(recorded):
+        raise ShardwiseError(
+            f"sdy-pad-for-divisibility changed the number of {name} ops "
+            f"({len(recorded)} -> {len(ops)}): cannot tell which of them meet padding"
+        )
+    return list(zip(ops, recorded, strict=True))
 
 
 def record_reductions(module: Module) -> Recorded:
@@ -37,13 +52,7 @@ def record_reductions(module: Module) -> Recorded:
 def mask_padded_reductions(module: Module, recorded: Recorded) -> None:
     """After padding (which rewrites ops but keeps their order and count): mask each
     operand padded along a dim its reduce reduces."""
-    reduces = [op for op in module.walk() if op.name == _REDUCE]
-    if len(reduces) != len(recorded):
-        raise ShardwiseError(
-            f"sdy-pad-for-divisibility changed the number of stablehlo.reduce ops "
-            f"({len(recorded)} -> {len(reduces)}): cannot tell which reduces over padding"
-        )
-    for op, before in zip(reduces, recorded, strict=True):
+    for op, before in ops_after_padding(module, _REDUCE, recorded):
         dims = parse_i64_array(op.properties["dimensions"])
         count = len(op.operands) // 2
         for index in range(count):
