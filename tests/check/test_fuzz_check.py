@@ -681,3 +681,35 @@ def test_a_dead_manual_computation_needs_no_xla_reference(executor) -> None:
     assert result.reference == "unsharded" and result.equal
     assert result.xla_equal is False  # XLA's own partitioning of the pad
     assert check_module(DEAD_MANUAL_COMPUTATION).kind == "equal"
+
+
+# Fuzz --check findings 2043-472-8 and 2043-483-5: a `case` whose index is an argument with
+# unreduced axes (each device holds a partial sum of it). Nothing all-reduced the index, and
+# each device took the branch of its own partial value (the reference's chain too); the
+# default mode all-reduces the index first.
+CASE_ON_UNREDUCED_INDEX = """sdy.mesh @mesh = <["z"=2, "x"=2]>
+func.func @main(%i: tensor<i32> {sdy.sharding = #sdy.sharding<@mesh, [], unreduced={"z"}>},
+                %a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = "stablehlo.case"(%i) ({
+    %1 = stablehlo.negate %a : tensor<8xf32>
+    stablehlo.return %1 : tensor<8xf32>
+  }, {
+    %2 = stablehlo.abs %a : tensor<8xf32>
+    stablehlo.return %2 : tensor<8xf32>
+  }, {
+    %3 = stablehlo.exponential %a : tensor<8xf32>
+    stablehlo.return %3 : tensor<8xf32>
+  }) : (tensor<i32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+def test_case_on_an_unreduced_index_all_reduces_it_first(executor) -> None:
+    wrong = _partitioned(CASE_ON_UNREDUCED_INDEX, like_shardy=True)
+    assert "stablehlo.all_reduce" not in wrong
+    result = check(CASE_ON_UNREDUCED_INDEX, wrong, executor=executor)
+    assert not result.equal
+    local = _partitioned(CASE_ON_UNREDUCED_INDEX)
+    assert local.count("stablehlo.all_reduce") == 1
+    assert check(CASE_ON_UNREDUCED_INDEX, local, executor=executor).equal

@@ -26,6 +26,7 @@ all-slice: this device's piece, communication-free).
 | `chlo.top_k`                                 | the last dim (the one it sorts): operand    |
 |                                              | and results lose its axes, other dims are   |
 |                                              | the result's                                |
+| `case` on an index with unreduced axes       | nothing: the index is all-reduced over them |
 | `sdy.reshard` between sub-axes of one axis   | the source's dims from the first such axis  |
 | that cannot coexist (`"z":(1)3` and          | on: a reshard to that first, then one to    |
 | `"z":(2)3` of `z=6`)                         | the target                                  |
@@ -42,7 +43,12 @@ from dataclasses import replace
 
 from shardwise.errors import ShardwiseError
 from shardwise.export.collective_attrs import axis_ref_list_attr
-from shardwise.export.explicit_reshards.unreduced import MeshTable, new_op
+from shardwise.export.explicit_reshards.unreduced import (
+    Builder,
+    MeshTable,
+    insert_all_reduce_if_unreduced_to_replicated,
+    new_op,
+)
 from shardwise.export.resolve_permutation_factors import (
     _replicate_permutation_factors,
     unshard_factors,
@@ -105,6 +111,23 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _reshard_through_replicated(op)
         elif op.name == "func.return":
             _unreduce_returned_values(op)
+        elif op.name == "stablehlo.case":
+            _reduce_branch_index(op, meshes)
+
+
+def _reduce_branch_index(op: Op, meshes: MeshTable) -> None:
+    """A ``case`` index with unreduced axes (each device holds a partial sum): all-reduced
+    over them before the op, so every device takes the branch the global index names.
+
+    Explicit reshards leave it (the index is no factor of the op's rule), and each device
+    branched on its own partial index (fuzz --check 2043-472-8, 2043-483-5; the reference's
+    program is the same)."""
+    sharding = get_sharding(op.operands[0])
+    if sharding is None or not sharding.unreduced_axes:
+        return
+    builder = Builder()
+    builder.before(op)
+    insert_all_reduce_if_unreduced_to_replicated((op, 0), sharding, None, meshes, builder)
 
 
 def _unreduce_returned_values(op: Op) -> None:
