@@ -713,3 +713,22 @@ def test_case_on_an_unreduced_index_all_reduces_it_first(executor) -> None:
     local = _partitioned(CASE_ON_UNREDUCED_INDEX)
     assert local.count("stablehlo.all_reduce") == 1
     assert check(CASE_ON_UNREDUCED_INDEX, local, executor=executor).equal
+
+
+# Fuzz --check finding 2043-476-10: a broadcast_in_dim whose operand is sharded along the
+# size-1 dim it expands (propagated from the dot's operand). Padded to 8 on 8 devices, that
+# dim no longer expands (it maps one to one) and 7 devices broadcast padding; the default mode
+# replicates the dim first.
+BROADCAST_OF_SHARDED_UNIT_DIM = """sdy.mesh @mesh = <["w"=2, "z"=4]>
+func.func @main(%a1: tensor<3x16xf32>, %a4: tensor<1x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"z", "w"}, {?}]>}) -> (tensor<3x8xf32>) {
+  %v4 = stablehlo.dot_general %a1, %a4, contracting_dims = [1] x [1] : (tensor<3x16xf32>, tensor<1x16xf32>) -> tensor<3x1xf32>
+  %v6 = stablehlo.broadcast_in_dim %v4, dims = [0, 1] : (tensor<3x1xf32>) -> tensor<3x8xf32>
+  return %v6 : tensor<3x8xf32>
+}
+"""
+
+
+def test_broadcast_expanding_a_sharded_unit_dim_replicates_it_first(executor) -> None:
+    local = _partitioned(BROADCAST_OF_SHARDED_UNIT_DIM)
+    assert check(BROADCAST_OF_SHARDED_UNIT_DIM, local, executor=executor).equal
+    assert check_module(BROADCAST_OF_SHARDED_UNIT_DIM).kind == "equal"

@@ -27,6 +27,8 @@ all-slice: this device's piece, communication-free).
 |                                              | and results lose its axes, other dims are   |
 |                                              | the result's                                |
 | `case` on an index with unreduced axes       | nothing: the index is all-reduced over them |
+| `broadcast_in_dim` expanding a sharded size-1 | that operand dim                            |
+| dim                                          |                                             |
 | `sdy.reshard` between sub-axes of one axis   | the source's dims from the first such axis  |
 | that cannot coexist (`"z":(1)3` and          | on: a reshard to that first, then one to    |
 | `"z":(2)3` of `z=6`)                         | the target                                  |
@@ -38,6 +40,7 @@ touched, so a module the reference partitions is left byte for byte as it was.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -113,6 +116,41 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _unreduce_returned_values(op)
         elif op.name == "stablehlo.case":
             _reduce_branch_index(op, meshes)
+        elif op.name == "stablehlo.broadcast_in_dim":
+            _replicate_expanded_dims(op, meshes)
+
+
+def _replicate_expanded_dims(op: Op, meshes: MeshTable) -> None:
+    """A ``broadcast_in_dim`` whose operand is sharded along a size-1 dim the broadcast
+    expands: that dim is replicated before it.
+
+    Sharded on n devices, the size-1 dim is padded to n and no longer expands: it maps one
+    to one, and the devices got padding (fuzz --check 2043-476-10)."""
+    operand, result = op.operands[0], op.results[0]
+    sharding = get_sharding(operand)
+    if sharding is None or not isinstance(operand.type, TensorType):
+        return
+    assert isinstance(result.type, TensorType), "broadcast_in_dim gives a tensor"
+    dims = parse_i64_array(op.properties["broadcast_dimensions"])
+    shape, out = operand.type.shape, result.type.shape
+    mesh = meshes.of(sharding)
+    expanded = {
+        d
+        for d, r in enumerate(dims)
+        if shape[d] == 1
+        and out[r] != 1
+        and math.prod(a.size(mesh) for a in sharding.dim_shardings[d].axes) > 1
+    }
+    if not expanded:
+        return
+    target = replace(
+        sharding,
+        dim_shardings=tuple(
+            replace(dim, axes=()) if d in expanded else dim
+            for d, dim in enumerate(sharding.dim_shardings)
+        ),
+    )
+    _reshard_operand(op, 0, target)
 
 
 def _reduce_branch_index(op: Op, meshes: MeshTable) -> None:
