@@ -105,7 +105,13 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     from shardwise.propagation.propagation_pipeline import propagation_pipeline
 
     _step(0, propagation_pipeline, module)
-    _step(1, lambda m: insert_explicit_reshards(m, enable_full_version=True), module)
+    _step(
+        1,
+        lambda m: insert_explicit_reshards(
+            m, enable_full_version=True, replicated_on_any_mesh=not like_shardy
+        ),
+        module,
+    )
     if not like_shardy:
         _step(1, insert_if_branch_reshards, module)  # `if` is no data-flow op in Shardy
         _step(1, replicate_where_the_reference_stops, module)

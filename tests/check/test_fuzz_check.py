@@ -19,7 +19,7 @@ import pytest
 from shardwise import cli
 from shardwise.axis import AxisRef, SubAxisInfo
 from shardwise.check import check
-from shardwise.errors import ShardwiseError
+from shardwise.errors import ShardwiseError, UnsupportedError
 from shardwise.export.wrong_conversions import skewed
 from shardwise.fuzz.check_campaign import (
     OUTCOMES,
@@ -321,17 +321,22 @@ def test_unreduced_argument_is_split_into_partial_sums() -> None:
 
 
 def test_a_partitioned_program_that_does_not_verify_is_skipped_not_checked() -> None:
-    # Fuzz module 13-26-9: a dot on @mesh2 reading values on @mesh; the reference's chain
-    # stops with "inferred shape '[8, 6]' is incompatible with return type", ours writes the
-    # program and MLIR's verifier rejects it when it is read back (or, where the writer
-    # verifies its output as under the tests, when it is written).
-    from shardwise.fuzz.generator import generate_program
-    from shardwise.fuzz.program import print_program
-
-    text = print_program(generate_program("13-26-9", conformance_extras=False))
+    # Fuzz module 2111-322-0: a dot_general reading values sharded on two meshes; the
+    # reference's chain stops with "inferred shape ... is incompatible with return type",
+    # ours writes the program and MLIR's verifier rejects it when it is written.
+    text = print_program(generate_program("2111-322-0", conformance_extras=False))
     outcome = check_module(text)
     assert outcome.kind == "skipped-by-partition"
-    assert "inferred shape '[8, 6]' is incompatible" in outcome.reason
+    assert "inferred shape '[3, 2, 12]' is incompatible" in outcome.reason
+
+
+def test_a_dot_on_one_mesh_of_values_replicated_on_another_checks_equal() -> None:
+    # Fuzz module 13-26-9: a dot on @mesh2 of a value replicated on @mesh. It was skipped
+    # (the reference's explicit reshards find no common mesh, and the program did not
+    # verify); a replicated value is whole on every device whatever its mesh, so the default
+    # mode slices it on @mesh2 (`fallback._reshard_from_another_mesh`).
+    text = print_program(generate_program("13-26-9", conformance_extras=False))
+    assert check_module(text).kind == "equal"
 
 
 def test_reshards_in_a_manual_body_are_dropped_for_xla(executor) -> None:
@@ -732,3 +737,59 @@ def test_broadcast_expanding_a_sharded_unit_dim_replicates_it_first(executor) ->
     local = _partitioned(BROADCAST_OF_SHARDED_UNIT_DIM)
     assert check(BROADCAST_OF_SHARDED_UNIT_DIM, local, executor=executor).equal
     assert check_module(BROADCAST_OF_SHARDED_UNIT_DIM).kind == "equal"
+
+
+# Fuzz --check finding 2044-137-18: a scatter whose updates are sharded on one mesh and whose
+# indices are replicated on another. The reference's explicit reshards find no common mesh and
+# leave the op as it is (each device scatters its piece of the updates into the whole
+# operand); a replicated value is the same on every device whatever its mesh, so the default
+# mode reshards the op on the mesh of its sharded tensors.
+SCATTER_ACROSS_MESHES = """sdy.mesh @mesh = <["y"=3, "x"=2]>
+sdy.mesh @mesh2 = <["w"=1, "z"=6]>
+func.func @main(%a2: tensor<4x12x8xf32>, %a3: tensor<4x1xi32> {sdy.sharding = #sdy.sharding<@mesh2, [{}, {?}]>}, %a4: tensor<4x12x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}, {}]>}) -> (tensor<4x12x8xf32>) {
+  %v4 = "stablehlo.scatter"(%a2, %a3, %a4) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%lhs: tensor<f32>, %rhs: tensor<f32>):
+    %sum = stablehlo.add %lhs, %rhs : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<4x12x8xf32>, tensor<4x1xi32>, tensor<4x12x8xf32>) -> tensor<4x12x8xf32>
+  return %v4 : tensor<4x12x8xf32>
+}
+"""
+
+
+def test_replicated_operand_on_another_mesh_does_not_stop_the_reshards(executor) -> None:
+    wrong = _partitioned(SCATTER_ACROSS_MESHES, like_shardy=True)
+    assert wrong == run_pass(SCATTER_ACROSS_MESHES, reference_chain())
+    assert "stablehlo.all_gather" not in wrong
+    assert not check(SCATTER_ACROSS_MESHES, wrong, executor=executor).equal
+    local = _partitioned(SCATTER_ACROSS_MESHES)
+    assert local.count("stablehlo.all_gather") == 1
+    assert check(SCATTER_ACROSS_MESHES, local, executor=executor).equal
+
+
+# Fuzz --check finding 2043-366-3: a manual computation whose results only a dead reshape
+# reads is dead too (it made XLA's partitioning the reference, which returns the replicated
+# sum declared `unreduced={"y"}` whole on both devices: twice the value once summed).
+DEAD_THROUGH_A_RESHAPE = """sdy.mesh @mesh = <["y"=2]>
+func.func @main(%a0: tensor<4x8xf32>, %a6: tensor<4x1x1xf32>) -> (tensor<f32> {sdy.sharding = #sdy.sharding<@mesh, [], unreduced={"y"}>}) {
+  %v1:2 = sdy.manual_computation(%a0) in_shardings=[<@mesh, [{"y"}, {}]>] out_shardings=[<@mesh, [{}, {"y"}]>, <@mesh, [{}, {"y"}]>] manual_axes={"y"} (%m1_a0: tensor<2x8xf32>) {
+    sdy.return %m1_a0, %m1_a0 : tensor<2x8xf32>, tensor<2x8xf32>
+  } : (tensor<4x8xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>)
+  %v2 = stablehlo.reshape %v1#1 : (tensor<2x16xf32>) -> tensor<2x4x4xf32>
+  %v15 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v16 = stablehlo.reduce(%a6 init: %v15) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<4x1x1xf32>, tensor<f32>) -> tensor<f32>
+  return %v16 : tensor<f32>
+}
+"""
+
+
+def test_a_computation_read_only_by_dead_code_is_dead(executor) -> None:
+    result = check(DEAD_THROUGH_A_RESHAPE, _partitioned(DEAD_THROUGH_A_RESHAPE), executor=executor)
+    assert result.reference == "unsharded" and result.equal
+    # Live, the computation makes XLA's partitioning the reference, which cannot be compared
+    # on an unreduced result: an error naming why, not a false DIFFERENT.
+    live = DEAD_THROUGH_A_RESHAPE.replace(
+        "-> (tensor<f32> {", "-> (tensor<2x4x4xf32>, tensor<f32> {"
+    ).replace("return %v16 : tensor<f32>", "return %v2, %v16 : tensor<2x4x4xf32>, tensor<f32>")
+    with pytest.raises(UnsupportedError, match="result 1 has unreduced axes"):
+        check(live, _partitioned(live), executor=executor)

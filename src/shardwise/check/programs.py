@@ -201,16 +201,37 @@ def _stripped(text: str, filename: str, intermediates: bool) -> tuple[Module, Op
 
 
 def dead_computations(module: Module) -> list[Op]:
-    """The manual and named computations at the top level of main whose results nothing
-    uses: dead code, erased before a program runs, so that it needs no reference of its own
-    (fuzz --check 2042-8-15: a dead manual computation made XLA's partitioning the reference,
-    and XLA's partitioner gets a pad along a sharded dim wrong that ours gets right)."""
-    main = find_main(module)
-    return [
-        op
-        for op in main_ops(main)
-        if op.name in _COMPUTATIONS and all(not r.uses for r in op.results)
-    ]
+    """The manual and named computations at the top level of main whose results only dead
+    code uses, with that dead code, in an order to erase them (users first): erased before a
+    program runs, so that it needs no reference of its own (fuzz --check 2042-8-15: a dead
+    manual computation made XLA's partitioning the reference, and XLA's partitioner gets a
+    pad along a sharded dim wrong that ours gets right; 2043-366-3: one whose results only a
+    dead reshape reads). Dead: no effect, and every use by a dead op."""
+    from shardwise.sdy.op_properties import has_no_memory_effect
+
+    ops = main_ops(find_main(module))
+    top = {id(op): op for op in ops}
+    dead: set[int] = set()
+    for op in reversed(ops):
+        if op.name not in _COMPUTATIONS and not has_no_memory_effect(op):
+            continue
+        if all(id(_top_level(user, top)) in dead for r in op.results for user, _ in r.uses):
+            dead.add(id(op))
+    # Keep the dead ops that (transitively) read a dead computation; the rest stay.
+    erased: set[int] = set()
+    for op in ops:
+        if id(op) in dead and (
+            op.name in _COMPUTATIONS
+            or any(id(v.defining_op) in erased for v in op.operands if v.defining_op)
+        ):
+            erased.add(id(op))
+    return [op for op in reversed(ops) if id(op) in erased]
+
+
+def _top_level(op: Op, top: dict[int, Op]) -> Op | None:
+    while op is not None and id(op) not in top:
+        op = op.parent_op
+    return op
 
 
 _COMPUTATIONS = ("sdy.manual_computation", "sdy.named_computation")

@@ -29,6 +29,8 @@ all-slice: this device's piece, communication-free).
 | `case` on an index with unreduced axes       | nothing: the index is all-reduced over them |
 | `broadcast_in_dim` expanding a sharded size-1 | that operand dim                            |
 | dim                                          |                                             |
+| `sdy.reshard` from a value replicated on     | nothing: the all-slices from replicated on  |
+| another mesh                                 | the target's mesh                           |
 | `sdy.reshard` between sub-axes of one axis   | the source's dims from the first such axis  |
 | that cannot coexist (`"z":(1)3` and          | on: a reshard to that first, then one to    |
 | `"z":(2)3` of `z=6`)                         | the target                                  |
@@ -111,7 +113,8 @@ def replicate_where_the_reference_stops(module: Module) -> None:
         elif op.name.startswith("chlo.") and is_elementwise(op):
             _reshard_operands_to(op, get_sharding(op.results[0]))
         elif op.name == "sdy.reshard":
-            _reshard_through_replicated(op)
+            if not _reshard_from_another_mesh(op, meshes):
+                _reshard_through_replicated(op)
         elif op.name == "func.return":
             _unreduce_returned_values(op)
         elif op.name == "stablehlo.case":
@@ -194,6 +197,33 @@ def _unreduce_returned_values(op: Op) -> None:
         partial = new_op("sdy.replicated_to_unreduced", value, properties)
         _insert_before(op, partial)
         op.set_operand(index, partial.results[0])
+
+
+def _reshard_from_another_mesh(op: Op, meshes: MeshTable) -> bool:
+    """A reshard from a value fully replicated on another mesh (of as many devices): the
+    value is whole on every device whatever its mesh, so the reshard is the all-slices of
+    one from replicated on the target's mesh, inserted here. Explicit reshards insert such
+    reshards where a replicated operand on another mesh no longer stops them
+    (`MeshTable.replicated_on_any_mesh`); reshard-to-collectives, like the reference's,
+    leaves a reshard between meshes as it is, which the global-to-local cannot convert."""
+    from shardwise.export.reshard_to_collectives.inserter import insert_collectives
+
+    value = op.operands[0]
+    source, target = get_sharding(value), op.properties.get("sharding")
+    if source is None or not isinstance(target, TensorSharding):
+        return False
+    if not source.is_fully_replicated or source.unreduced_axes:
+        return False
+    source_mesh, target_mesh = meshes.of(source), meshes.of(target)
+    if source_mesh.equals(target_mesh, ignore_device_ids=True):
+        return False
+    if source_mesh.total_size != target_mesh.total_size or target.is_fully_replicated:
+        return False
+    replicated = TensorSharding.fully_closed(target.mesh_or_ref, target.rank)
+    result = insert_collectives(replicated, target, target_mesh, value, op)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return True
 
 
 def _reshard_through_replicated(op: Op) -> None:

@@ -80,9 +80,16 @@ _ACTED_ON_IF_LEAN = data_flow.DATA_FLOW_OPS | _DOT_OPS | _SOMETIMES_FULL | {"sdy
 
 @sdy_pass("sdy-insert-explicit-reshards", nests_in_func=True)
 def insert_explicit_reshards(
-    module: Module, enable_full_version: bool = False, has_unreduced_axes: bool | None = None
+    module: Module,
+    enable_full_version: bool = False,
+    has_unreduced_axes: bool | None = None,
+    replicated_on_any_mesh: bool = False,
 ) -> None:
     """Run the pass on every ``func.func`` of `module`, in place.
+
+    `replicated_on_any_mesh` (`shardwise partition`'s default mode, not the reference's): a
+    fully replicated operand or result on another mesh does not stop the op from getting
+    the reshards of its other shardings' mesh (`MeshTable.common_mesh_name`).
 
     `has_unreduced_axes`: whether any sharding in `module` has unreduced axes, if the caller
     knows (else the pass scans the module). Without any, every step about unreduced axes is a
@@ -91,7 +98,12 @@ def insert_explicit_reshards(
     if has_unreduced_axes is None:
         has_unreduced_axes = scan_shardings(module).unreduced_axes
     # The pass adds and removes no symbol: one symbol table serves every call.
-    shared = _Shared(MeshTable(module.meshes()), SymbolTable(module), {}, has_unreduced_axes)
+    shared = _Shared(
+        MeshTable(module.meshes(), replicated_on_any_mesh),
+        SymbolTable(module),
+        {},
+        has_unreduced_axes,
+    )
     for func in module.funcs:
         if not func.regions or not func.regions[0].blocks:
             continue  # a declaration: nothing to do (Shardy 0.10.2 aborts on it)

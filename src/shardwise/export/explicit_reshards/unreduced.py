@@ -44,8 +44,12 @@ Use = tuple[Op, int]
 class MeshTable:
     """Mesh lookup by symbol name (or an inline mesh as is)."""
 
-    def __init__(self, meshes: dict[str, object]) -> None:
+    def __init__(self, meshes: dict[str, object], replicated_on_any_mesh: bool = False) -> None:
         self.meshes = meshes
+        # `shardwise partition`'s mode: a fully replicated sharding (no unreduced axes) holds
+        # the same value on every device whatever its mesh, so it does not stop an op from
+        # having the common mesh of its other shardings (the reference's does).
+        self.replicated_on_any_mesh = replicated_on_any_mesh
 
     def of(self, sharding: TensorSharding) -> Mesh:
         ref = sharding.mesh_or_ref
@@ -62,7 +66,22 @@ class MeshTable:
     ) -> str | None:
         """`getCommonMeshName(..., ignoreDeviceIds=true)` of `sdy-insert-explicit-reshards`: the
         mesh all shardings share (ignoring device order), None if none/different/maximal;
-        among meshes that differ in device order, the most common one of sharded tensors."""
+        among meshes that differ in device order, the most common one of sharded tensors.
+        With `replicated_on_any_mesh`, where the shardings share no mesh, fully replicated
+        ones on meshes of the same device count are left out and the rest decide."""
+        name = self._common_mesh_name(ins, outs)
+        if name is not None or not self.replicated_on_any_mesh:
+            return name
+        shardings = [s for s in ins + outs if s is not None]
+        sizes = {self.of(s).total_size for s in shardings}
+        sharded = [s for s in shardings if not _replicated_anywhere(s)]
+        if len(sizes) != 1 or not sharded or len(sharded) == len(shardings):
+            return None
+        return self._common_mesh_name(sharded, [])
+
+    def _common_mesh_name(
+        self, ins: list[TensorSharding | None], outs: list[TensorSharding | None]
+    ) -> str | None:
         refs = {s.mesh_or_ref for s in ins + outs if s is not None}
         if len(refs) == 1 and isinstance(single := next(iter(refs)), str):
             # The usual case, every sharding naming one mesh: the walk below would pick it.
@@ -95,6 +114,10 @@ class MeshTable:
             if counts[name] > best_count:
                 best, best_count = name, counts[name]
         return best
+
+
+def _replicated_anywhere(sharding: TensorSharding) -> bool:
+    return sharding.is_fully_replicated and not sharding.unreduced_axes
 
 
 class Builder:
