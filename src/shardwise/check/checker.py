@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from shardwise import ir
-from shardwise.check import conditioning, programs, xla_spmd
+from shardwise.check import conditioning, programs, scaled_inputs, xla_spmd
 from shardwise.check.executor import ExecutionError, Executor, shared_executor
 from shardwise.check.localize import Divergence, localize
 from shardwise.check.slicing import assemble, local_shape, split
@@ -69,6 +69,9 @@ class ResultCheck:
         return text
 
 
+DEFAULT_INPUTS = "normal(0, 1)"
+
+
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdict: equal when every result matches the reference within tolerance."""
@@ -87,6 +90,9 @@ class CheckResult:
     # How floats were compared: "float64" (against a float64 run of the unsharded program,
     # `values`), else why not, and the fixed tolerance was used.
     tolerance: str = "float64"
+    # How the float inputs were drawn: "normal(0, 1)", or scaled where those overflowed
+    # (`scaled_inputs`).
+    inputs: str = DEFAULT_INPUTS
 
     @property
     def equal(self) -> bool:
@@ -119,6 +125,7 @@ class CheckResult:
             "equal": self.equal,
             "verdict": self.verdict,
             "tolerance": self.tolerance,
+            "inputs": self.inputs,
             "vacuous": [r.index for r in self.results if r.vacuous],
             "global": self.global_name,
             "local": self.local_name,
@@ -157,6 +164,8 @@ class CheckResult:
         ]
         if self.tolerance != "float64":
             lines.append(f"  floats compared with the fixed tolerance: {self.tolerance}")
+        if self.inputs != DEFAULT_INPUTS:
+            lines.append(f"  inputs: {self.inputs}")
         vacuous = [r.index for r in self.results if r.vacuous]
         if vacuous:
             lines.append(
@@ -258,6 +267,13 @@ def check(
     case = _prepare(gtext, gname, ltext, lname, seed, devices)
     run = executor or shared_executor()
     _, gout, _, lout = _run_both(run, case, intermediates=False)
+    inputs = DEFAULT_INPUTS
+    if not case.xla_reference and scaled_inputs.vacuous(gout):
+        scaled = _finite_inputs(run, case, gout)
+        if scaled is not None:
+            case = _prepare(gtext, gname, ltext, lname, seed, devices, scaled[0])
+            inputs = scaled[1]
+            _, gout, _, lout = _run_both(run, case, intermediates=False)
     truths, tolerance = _truth(run, case)
     gmain = programs.find_main(case.gmod)
     checks = tuple(
@@ -286,7 +302,26 @@ def check(
         reference,
         versus_xla,
         tolerance,
+        inputs,
     )
+
+
+def _finite_inputs(
+    run: Executor, case: _Case, gout: list[np.ndarray]
+) -> tuple[list[np.ndarray], str] | None:
+    """Inputs drawn like a model's initialization, where normal(0, 1) ones made some float
+    result NaN or infinite everywhere (`scaled_inputs`)."""
+    ref = programs.reference_program(case.gtext, case.gmod.filename).text
+    try:
+        return scaled_inputs.finite_inputs(
+            lambda text, sets: run.run_many(text, sets, 1),
+            ref,
+            case.gmod,
+            list(case.inputs),
+            scaled_inputs.informative(gout),
+        )
+    except ExecutionError:
+        return None
 
 
 def _truth(run: Executor, case: _Case) -> tuple[list[np.ndarray | None], str]:
@@ -370,9 +405,16 @@ def _conditioning(
 
 
 def _prepare(
-    gtext: str, gname: str, ltext: str, lname: str, seed: int, devices: int | None
+    gtext: str,
+    gname: str,
+    ltext: str,
+    lname: str,
+    seed: int,
+    devices: int | None,
+    given: list[np.ndarray] | None = None,
 ) -> _Case:
-    """Load both programs, check that they fit together, draw and split the inputs."""
+    """Load both programs, check that they fit together, draw (unless given) and split the
+    inputs."""
     gmod, lmod = load_text(gtext, gname), load_text(ltext, lname)
     gmain, lmain = programs.find_main(gmod), programs.find_main(lmod)
     meshes = _Meshes(lmod, gmod)
@@ -389,7 +431,8 @@ def _prepare(
     result_shardings = _io_shardings(lmain, gmain, len(gresults), result=True)
     mesh = _device_mesh(arg_shardings + result_shardings, meshes, lmod, devices)
     rng = np.random.default_rng(seed)
-    inputs = tuple(random_input(_tensor(t, gmain, "argument"), rng) for t in gargs)
+    drawn = tuple(random_input(_tensor(t, gmain, "argument"), rng) for t in gargs)
+    inputs = drawn if given is None else tuple(given)
     local_inputs = tuple(
         _split_input(x, s, meshes, mesh, lt, i, lmain)
         for i, (x, s, lt) in enumerate(zip(inputs, arg_shardings, largs, strict=True))
