@@ -157,6 +157,10 @@ def get_operand_shardings(op: Op) -> list[TensorSharding | None]:
                 append(attr.shardings[value.index])
             else:
                 append(None)
+        elif type(owner) is Op and owner.name == "sdy.data_flow_edge":
+            # Second fast path: an edge's result (a data-flow op's target, in a block the
+            # edge's sharding property holds it; `shardable_value` would return it as is).
+            append(owner.get_attr("sharding"))
         else:
             append(get_sharding(value))
     return shardings
