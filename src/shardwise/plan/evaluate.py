@@ -32,8 +32,17 @@ def _key(shardings: Shardings) -> Key:
 def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> dict[str, Any]:
     """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
     Top-level so that executors in other processes (or on Dask workers) can run it."""
+    import gc
+
     from shardwise.syntax import parse_tensor_sharding
 
+    # No cyclic GC while the candidate is costed: its clone and the passes' IR are young
+    # objects that survive a few collections each and get promoted, so collections kept
+    # walking them (1.7-2.0 of 8.8 CPU seconds on the GPT case of benchmarks/plan/); the
+    # module is freed by reference counting below, and the few cycles the passes leave are
+    # collected once the GC is on again.
+    enabled = gc.isenabled()
+    gc.disable()
     module = _fresh_copy(text, name)
     try:
         func = main_func(module)
@@ -44,6 +53,8 @@ def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> di
         return estimate_ir(module, params)
     finally:
         module.release()  # frees it by reference counting: no GC pass over a dead module
+        if enabled:
+            gc.enable()
 
 
 @functools.lru_cache(maxsize=6)
