@@ -229,9 +229,10 @@ def dead_computations(module: Module) -> list[Op]:
 
 
 def _top_level(op: Op, top: dict[int, Op]) -> Op | None:
-    while op is not None and id(op) not in top:
-        op = op.parent_op
-    return op
+    current: Op | None = op
+    while current is not None and id(current) not in top:
+        current = current.parent_op
+    return current
 
 
 _COMPUTATIONS = ("sdy.manual_computation", "sdy.named_computation")

@@ -127,9 +127,9 @@ def _fan_ins(arg: Value, funcs: dict[str, Op]) -> Iterator[int]:
         elif op.name == "stablehlo.dot" and index < 2:
             yield shape[-1] if index == 0 else shape[0]
         elif op.name == "stablehlo.convolution" and index == 1:
-            nums = parse_conv_dimension_numbers(op.get_attr("dimension_numbers"))
-            window = math.prod(shape[d] for d in nums.kernel_spatial_dimensions)
-            yield shape[nums.kernel_input_feature_dimension] * window
+            conv = parse_conv_dimension_numbers(op.get_attr("dimension_numbers"))
+            window = math.prod(shape[d] for d in conv.kernel_spatial_dimensions)
+            yield shape[conv.kernel_input_feature_dimension] * window
 
 
 def _reaches_domain(arg: Value, funcs: dict[str, Op]) -> bool:

@@ -33,7 +33,6 @@ from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.evaluate import (
     Evaluator,
-    Key,
     _fresh_copy,
     _generic_form,
     _key,

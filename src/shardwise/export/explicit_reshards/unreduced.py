@@ -74,7 +74,7 @@ class MeshTable:
             return name
         shardings = [s for s in ins + outs if s is not None]
         sizes = {self.of(s).total_size for s in shardings}
-        sharded = [s for s in shardings if not _replicated_anywhere(s)]
+        sharded: list[TensorSharding | None] = [s for s in shardings if not _replicated_anywhere(s)]
         if len(sizes) != 1 or not sharded or len(sharded) == len(shardings):
             return None
         return self._common_mesh_name(sharded, [])
