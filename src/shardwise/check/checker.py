@@ -21,7 +21,7 @@ from shardwise.check import conditioning, programs, scaled_inputs, xla_spmd
 from shardwise.check.executor import ExecutionError, Executor, shared_executor
 from shardwise.check.localize import Divergence, localize
 from shardwise.check.slicing import assemble, local_shape, split
-from shardwise.check.values import Difference, compare, random_input, reference_scale
+from shardwise.check.values import Difference, compare, random_input, reference_scale, vacuous
 from shardwise.errors import Location, UnsupportedError, VerifyError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.mesh import Mesh
@@ -243,6 +243,7 @@ class _Case:
     local_inputs: tuple[np.ndarray, ...]  # per argument: row p is device id p's piece
     result_shardings: tuple[TensorSharding | None, ...]
     xla_reference: bool  # the reference is XLA's partitioned run (`xla_spmd`)
+    arg_shardings: tuple[TensorSharding | None, ...]  # how the local program's inputs split
 
 
 def check(
@@ -268,10 +269,10 @@ def check(
     run = executor or shared_executor()
     _, gout, _, lout = _run_both(run, case, intermediates=False)
     inputs = DEFAULT_INPUTS
-    if not case.xla_reference and scaled_inputs.vacuous(gout):
+    if not case.xla_reference and any(vacuous(y) for y in gout):
         scaled = _finite_inputs(run, case, gout)
         if scaled is not None:
-            case = _prepare(gtext, gname, ltext, lname, seed, devices, scaled[0])
+            case = _with_inputs(case, scaled[0])
             inputs = scaled[1]
             _, gout, _, lout = _run_both(run, case, intermediates=False)
     truths, tolerance = _truth(run, case)
@@ -411,10 +412,8 @@ def _prepare(
     lname: str,
     seed: int,
     devices: int | None,
-    given: list[np.ndarray] | None = None,
 ) -> _Case:
-    """Load both programs, check that they fit together, draw (unless given) and split the
-    inputs."""
+    """Load both programs, check that they fit together, draw and split the inputs."""
     gmod, lmod = load_text(gtext, gname), load_text(ltext, lname)
     gmain, lmain = programs.find_main(gmod), programs.find_main(lmod)
     meshes = _Meshes(lmod, gmod)
@@ -431,12 +430,8 @@ def _prepare(
     result_shardings = _io_shardings(lmain, gmain, len(gresults), result=True)
     mesh = _device_mesh(arg_shardings + result_shardings, meshes, lmod, devices)
     rng = np.random.default_rng(seed)
-    drawn = tuple(random_input(_tensor(t, gmain, "argument"), rng) for t in gargs)
-    inputs = drawn if given is None else tuple(given)
-    local_inputs = tuple(
-        _split_input(x, s, meshes, mesh, lt, i, lmain)
-        for i, (x, s, lt) in enumerate(zip(inputs, arg_shardings, largs, strict=True))
-    )
+    inputs = tuple(random_input(_tensor(t, gmain, "argument"), rng) for t in gargs)
+    local_inputs = _split_inputs(inputs, arg_shardings, meshes, mesh, lmain)
     return _Case(
         gtext,
         ltext,
@@ -448,7 +443,31 @@ def _prepare(
         local_inputs,
         tuple(result_shardings),
         xla_spmd.needs_xla_reference(gmod),
+        tuple(arg_shardings),
     )
+
+
+def _split_inputs(
+    inputs: tuple[np.ndarray, ...],
+    arg_shardings: list[TensorSharding | None] | tuple[TensorSharding | None, ...],
+    meshes: _Meshes,
+    mesh: Mesh,
+    lmain: ir.Op,
+) -> tuple[np.ndarray, ...]:
+    """Each global input split into the devices' pieces (row p: device id p's)."""
+    largs = [a.type for a in lmain.regions[0].entry.args]
+    return tuple(
+        _split_input(x, s, meshes, mesh, lt, i, lmain)
+        for i, (x, s, lt) in enumerate(zip(inputs, arg_shardings, largs, strict=True))
+    )
+
+
+def _with_inputs(case: _Case, inputs: list[np.ndarray]) -> _Case:
+    """`case` on other global inputs (the programs stay loaded)."""
+    given = tuple(inputs)
+    lmain = programs.find_main(case.lmod)
+    local = _split_inputs(given, case.arg_shardings, case.meshes, case.mesh, lmain)
+    return replace(case, inputs=given, local_inputs=local)
 
 
 def _run_both(
@@ -613,14 +632,12 @@ def _check_result(
         bad = Difference(False, float("inf"), float("inf"), expected.size, expected.size)
         return ResultCheck(index, label, bad, tuple(range(len(stacked))), ())
     actual, disagree = assemble(stacked, expected.shape, sharding, own)
-    vacuous = expected.dtype.kind in "fc" and expected.size > 0 and not np.isfinite(expected).any()
+    is_vacuous = vacuous(expected)
     difference = compare(actual, expected, truth)
     if sharding is not None and sharding.unreduced_axes:
         # Partial values: no one device's piece is a slice of the result, only their sum.
         differing = () if difference.equal else tuple(range(len(stacked)))
-        return ResultCheck(
-            index, label, difference, differing, tuple(disagree), vacuous=bool(vacuous)
-        )
+        return ResultCheck(index, label, difference, differing, tuple(disagree), vacuous=is_vacuous)
     pieces = split(expected, sharding, own)
     if truth is None or expected.dtype.kind not in "fc":
         differing = tuple(
@@ -633,7 +650,7 @@ def _check_result(
             for p in range(len(stacked))
             if not compare(stacked[p], pieces[p], truth_pieces[p], scale).equal
         )
-    return ResultCheck(index, label, difference, differing, tuple(disagree), vacuous=bool(vacuous))
+    return ResultCheck(index, label, difference, differing, tuple(disagree), vacuous=is_vacuous)
 
 
 def _localize(run: Executor, case: _Case, checks: tuple[ResultCheck, ...]) -> Divergence | None:

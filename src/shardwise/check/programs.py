@@ -229,10 +229,7 @@ def dead_computations(module: Module) -> list[Op]:
 
 
 def _top_level(op: Op, top: dict[int, Op]) -> Op | None:
-    current: Op | None = op
-    while current is not None and id(current) not in top:
-        current = current.parent_op
-    return current
+    return next((a for a in (op, *op.ancestors()) if id(a) in top), None)
 
 
 _COMPUTATIONS = ("sdy.manual_computation", "sdy.named_computation")

@@ -32,6 +32,7 @@ import numpy as np
 
 from shardwise import ir
 from shardwise.ir import Module, Op, Value
+from shardwise.sdy.funcs import callee_name
 from shardwise.sdy.op_properties import is_elementwise
 
 __all__ = ["Scaling", "argument_scaling", "draw", "finite_inputs", "informative"]
@@ -71,7 +72,7 @@ def argument_scaling(module: Module) -> list[Scaling]:
     """Per argument of main: whether it is a weight (and its fan-in), or non-negative."""
     from shardwise.check.programs import find_main
 
-    funcs = {str(f.get_attr("sym_name") or "").strip('"'): f for f in module.funcs}
+    funcs = {module.symbol_name(f) or "": f for f in module.funcs}
     main = find_main(module)
     out = []
     for arg in main.regions[0].entry.args:
@@ -99,7 +100,7 @@ def _forward(value: Value, funcs: dict[str, Op], through) -> Iterator[tuple[Op, 
         for op, index in v.uses:
             yield op, index
             if op.name == "func.call":
-                callee = funcs.get(str(op.get_attr("callee") or "").lstrip("@"))
+                callee = funcs.get(callee_name(op))
                 if callee is not None and callee.regions and callee.regions[0].blocks:
                     args = callee.regions[0].entry.args
                     if index < len(args):
@@ -177,11 +178,6 @@ def informative(outputs: Sequence[np.ndarray]) -> int:
     )
 
 
-def vacuous(outputs: Sequence[np.ndarray]) -> bool:
-    """Some float result is NaN or infinite everywhere."""
-    return any(y.dtype.kind in "fc" and y.size > 0 and not np.isfinite(y).any() for y in outputs)
-
-
 def finite_inputs(
     run_many, reference_text: str, module: Module, defaults: Sequence[np.ndarray], base: int
 ) -> tuple[list[np.ndarray], str] | None:
@@ -209,4 +205,6 @@ def _describe(scalings: Sequence[Scaling], gain: float) -> str:
         parts.append(f"{weights} weights normal(0, {gain:.3g}^2/fan-in)")
     if non_negative:
         parts.append(f"{non_negative} arguments of sqrt/log |normal(0, 1)|")
-    return "scaled: " + ", ".join(parts) + " (normal(0, 1) overflowed)"
+    return (
+        "scaled: " + ", ".join(parts) + " (at normal(0, 1) a result was NaN or infinite everywhere)"
+    )

@@ -343,18 +343,13 @@ def _checked(
     i = order[0]
     if not _fits(results[i], budget):
         i = min(order, key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
-    picked = {_key(labelled[i][1]): i}
-    need = sorted(picked.values())
-    full = ev.full([labelled[i][1] for i in need])
-    out = list(results)
-    for i, exact in zip(need, full, strict=True):
-        key = _key(labelled[i][1])
-        if not _agrees(exact, results[i], budget, key in ev.exact_memory):
-            return None
-        for j, (_, other) in enumerate(labelled):
-            if _key(other) == key:
-                out[j] = exact
-    return out
+    (exact,) = ev.full([labelled[i][1]])
+    key = _key(labelled[i][1])
+    if not _agrees(exact, results[i], budget, key in ev.exact_memory):
+        return None
+    return [
+        exact if _key(other) == key else r for (_, other), r in zip(labelled, results, strict=True)
+    ]
 
 
 def _agrees(
