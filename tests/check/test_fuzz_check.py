@@ -786,10 +786,81 @@ func.func @main(%a0: tensor<4x8xf32>, %a6: tensor<4x1x1xf32>) -> (tensor<f32> {s
 def test_a_computation_read_only_by_dead_code_is_dead(executor) -> None:
     result = check(DEAD_THROUGH_A_RESHAPE, _partitioned(DEAD_THROUGH_A_RESHAPE), executor=executor)
     assert result.reference == "unsharded" and result.equal
-    # Live, the computation makes XLA's partitioning the reference, which cannot be compared
-    # on an unreduced result: an error naming why, not a false DIFFERENT.
+    # Live, the computation makes XLA's partitioning the reference of the result it reaches;
+    # the unreduced sum it does not reach is compared with the unsharded run.
     live = DEAD_THROUGH_A_RESHAPE.replace(
         "-> (tensor<f32> {", "-> (tensor<2x4x4xf32>, tensor<f32> {"
     ).replace("return %v16 : tensor<f32>", "return %v2, %v16 : tensor<2x4x4xf32>, tensor<f32>")
+    result = check(live, _partitioned(live), executor=executor)
+    assert result.reference == "xla+unsharded" and result.xla_results == (0,) and result.equal
+    # XLA's partitioning cannot be compared on an unreduced result the computation reaches:
+    # an error naming why, not a false DIFFERENT.
+    reached = live.replace(
+        "stablehlo.reduce(%a6 init: %v15) applies stablehlo.add across dimensions = [0, 1, 2] "
+        ": (tensor<4x1x1xf32>",
+        "stablehlo.reduce(%v2 init: %v15) applies stablehlo.add across dimensions = [0, 1, 2] "
+        ": (tensor<2x4x4xf32>",
+    )
+    assert reached != live
     with pytest.raises(UnsupportedError, match="result 1 has unreduced axes"):
-        check(live, _partitioned(live), executor=executor)
+        check(reached, _partitioned(reached), executor=executor)
+
+
+# Fuzz --check findings 2045-68-37 and 2045-418-9: a live manual computation made XLA's own
+# partitioning the reference for every result, and XLA's partitioner gets another op of the
+# module wrong (a pad with interior padding along a sharded dim; a case on an unreduced
+# index). Only the results a computation reaches take XLA's reference now; the others are
+# compared with the unsharded run of the program without them.
+PAD_BESIDE_LIVE_COMPUTATION = DEAD_MANUAL_COMPUTATION.replace(
+    "-> (tensor<5x8xf32> {", "-> (tensor<8xf32>, tensor<5x8xf32> {"
+).replace("return %v12 : tensor<5x8xf32>", "return %v18, %v12 : tensor<8xf32>, tensor<5x8xf32>")
+
+
+def test_results_no_computation_reaches_are_compared_with_the_unsharded_run(executor) -> None:
+    local = _partitioned(PAD_BESIDE_LIVE_COMPUTATION)
+    result = check(PAD_BESIDE_LIVE_COMPUTATION, local, executor=executor, against_xla=False)
+    assert result.reference == "xla+unsharded" and result.xla_results == (0,)
+    assert result.equal, result
+    assert "XLA's own SPMD partitioning of the annotated program for results 0" in str(result)
+    assert result.to_json()["xla_results"] == [0]
+    assert check_module(PAD_BESIDE_LIVE_COMPUTATION).kind == "equal"
+    # XLA's own partitioning of the pad is what differs from the unsharded run.
+    alone = check(
+        DEAD_MANUAL_COMPUTATION,
+        _partitioned(DEAD_MANUAL_COMPUTATION),
+        executor=executor,
+        against_xla=True,
+    )
+    assert alone.xla_equal is False
+
+
+CASE_BESIDE_LIVE_COMPUTATION = """sdy.mesh @mesh = <["z"=2, "x"=2]>
+func.func @main(%i: tensor<i32> {sdy.sharding = #sdy.sharding<@mesh, [], unreduced={"z"}>},
+                %a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = "stablehlo.case"(%i) ({
+    %1 = stablehlo.negate %a : tensor<8xf32>
+    stablehlo.return %1 : tensor<8xf32>
+  }, {
+    %2 = stablehlo.abs %a : tensor<8xf32>
+    stablehlo.return %2 : tensor<8xf32>
+  }) : (tensor<i32>) -> tensor<8xf32>
+  %m = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%b: tensor<4xf32>) {
+    %n = stablehlo.negate %b : tensor<4xf32>
+    sdy.return %n : tensor<4xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  %s = stablehlo.add %m, %a : tensor<8xf32>
+  return %0, %s : tensor<8xf32>, tensor<8xf32>
+}
+"""
+
+
+def test_a_case_beside_a_live_computation_is_compared_unsharded(executor) -> None:
+    local = _partitioned(CASE_BESIDE_LIVE_COMPUTATION)
+    result = check(CASE_BESIDE_LIVE_COMPUTATION, local, executor=executor, against_xla=False)
+    assert result.reference == "xla+unsharded" and result.xla_results == (1,), result
+    assert result.equal, result
+    # The reference chain's program branches on each device's partial index: DIFFERENT
+    # against the unsharded run (with XLA's partitioning as the reference it could pass).
+    wrong = _partitioned(CASE_BESIDE_LIVE_COMPUTATION, like_shardy=True)
+    verdict = check(CASE_BESIDE_LIVE_COMPUTATION, wrong, executor=executor)
+    assert not verdict.results[0].equal and verdict.results[1].equal

@@ -15,8 +15,8 @@ __all__ = ["check", "CheckResult", "ResultCheck", "Divergence", "NearbyOp", "Dif
 
 _HOME = {
     "check": "shardwise.check.checker",
-    "CheckResult": "shardwise.check.checker",
-    "ResultCheck": "shardwise.check.checker",
+    "CheckResult": "shardwise.check.result",
+    "ResultCheck": "shardwise.check.result",
     "Divergence": "shardwise.check.localize",
     "NearbyOp": "shardwise.check.localize",
     "Difference": "shardwise.check.values",

@@ -138,6 +138,17 @@ def _run_spmd(
             sharding = GSPMDSharding(tuple(devices), op)
             args.append(jax.make_array_from_single_device_arrays(array.shape, sharding, pieces))
             continue
+        tiles = _partially_unreduced(op, array.shape)
+        if tiles is not None:  # unreduced over some tile dims: one coordinate holds the value
+            by_device = {device: (index, holds) for device, index, holds, _ in tiles}
+            pieces = []
+            for d in devices:
+                index, holds = by_device[d.id]
+                piece = array[index]
+                pieces.append(jax.device_put(piece if holds else np.zeros_like(piece), d))
+            sharding = GSPMDSharding(tuple(devices), op)
+            args.append(jax.make_array_from_single_device_arrays(array.shape, sharding, pieces))
+            continue
         indices = op_shardings.op_sharding_to_indices(op, array.shape, n)
         pieces = [jax.device_put(array[i], d) for i, d in zip(indices, devices, strict=True)]
         sharding = GSPMDSharding(tuple(devices), op)
@@ -152,6 +163,20 @@ def _run_spmd(
         if str(op) == "{unreduced}":  # partial values: their sum
             outputs.append(np.sum(np.stack([np.asarray(x) for x in per_device]), axis=0))
             continue
+        tiles = _partially_unreduced(op, tuple(shape))
+        if tiles is not None:  # the sum over the unreduced tile dims, one replica each
+            total: np.ndarray | None = None
+            for shard in per_device:
+                (device,) = shard.devices()
+                _, index, _, first_replica = next(t for t in tiles if t[0] == device.id)
+                piece = np.asarray(shard)
+                if total is None:
+                    total = np.zeros(tuple(shape), piece.dtype)
+                if first_replica:
+                    total[index] += piece
+            assert total is not None
+            outputs.append(total)
+            continue
         indices = op_shardings.op_sharding_to_indices(op, tuple(shape), n)
         out: np.ndarray | None = None
         for shard in per_device:
@@ -163,6 +188,39 @@ def _run_spmd(
         assert out is not None
         outputs.append(out)
     return outputs
+
+
+def _partially_unreduced(
+    op: Any, shape: tuple[int, ...]
+) -> list[tuple[int, tuple[slice, ...], bool, bool]] | None:
+    """For a tiled sharding with an unreduced subgroup (`last_tile_dims={unreduced, ...}`):
+    per device its id, the slice of the global array it holds, whether it holds the value
+    (coordinate 0 along every unreduced tile dim; the others hold zeros) and whether it is the
+    first of its replicas (coordinate 0 along every other tile dim); None otherwise."""
+    from jax._src.lib import xla_client as xc
+
+    if not op.is_tiled():
+        return None
+    kinds = list(op.subgroup_types())
+    unreduced = xc.OpSharding.Type.UNREDUCED
+    if unreduced not in kinds:
+        return None
+    dims = list(op.tile_assignment_dimensions())
+    rank = len(shape)
+    grid = np.array(op.tile_assignment_devices()).reshape(dims)
+    tiles = []
+    for position in np.ndindex(*dims):
+        index = tuple(
+            slice(
+                position[a] * -(-shape[a] // dims[a]), (position[a] + 1) * -(-shape[a] // dims[a])
+            )
+            for a in range(rank)
+        )
+        extra = list(zip(position[rank:], kinds, strict=True))
+        holds = all(c == 0 for c, k in extra if k == unreduced)
+        first = all(c == 0 for c, k in extra if k != unreduced)
+        tiles.append((int(grid[position]), index, holds, first))
+    return tiles
 
 
 def serve(stdin: Any, stdout: Any) -> None:
