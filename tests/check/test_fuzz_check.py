@@ -864,3 +864,28 @@ def test_a_case_beside_a_live_computation_is_compared_unsharded(executor) -> Non
     wrong = _partitioned(CASE_BESIDE_LIVE_COMPUTATION, like_shardy=True)
     verdict = check(CASE_BESIDE_LIVE_COMPUTATION, wrong, executor=executor)
     assert not verdict.results[0].equal and verdict.results[1].equal
+
+
+# Fuzz --check finding 2046-14-4: a dead manual computation read only inside a dead `case`'s
+# branch: the case reads it from its region, and is erased with it (before: "erasing
+# sdy.manual_computation with uses").
+DEAD_READ_IN_A_REGION = """sdy.mesh @mesh = <["w"=4]>
+func.func @main(%a0: tensor<6x2xf32>, %i: tensor<i32>, %a: tensor<24x2xf32>, %r: tensor<f32>) -> tensor<f32> {
+  %m = sdy.manual_computation(%a0) in_shardings=[<@mesh, [{}, {}]>] out_shardings=[<@mesh, [{"w"}, {}]>] manual_axes={"w"} (%b: tensor<6x2xf32>) {
+    sdy.return %b : tensor<6x2xf32>
+  } : (tensor<6x2xf32>) -> tensor<24x2xf32>
+  %c = "stablehlo.case"(%i) ({
+    %n = stablehlo.negate %m : tensor<24x2xf32>
+    stablehlo.return %n : tensor<24x2xf32>
+  }, {
+    stablehlo.return %a : tensor<24x2xf32>
+  }) : (tensor<i32>) -> tensor<24x2xf32>
+  return %r : tensor<f32>
+}
+"""
+
+
+def test_a_computation_read_in_a_dead_region_is_dead(executor) -> None:
+    local = _partitioned(DEAD_READ_IN_A_REGION)
+    result = check(DEAD_READ_IN_A_REGION, local, executor=executor)
+    assert result.reference == "unsharded" and result.equal

@@ -16,7 +16,8 @@ import pytest
 
 import shardwise
 from shardwise import cli
-from shardwise.check.cli import EXIT_CANNOT_RUN, EXIT_EQUAL
+from shardwise.check import check
+from shardwise.check.cli import EXIT_EQUAL
 from shardwise.errors import ShardwiseError
 from shardwise.export.convert_global_to_local.driver import convert
 from shardwise.export.convert_global_to_local.state import ConversionOptions
@@ -229,17 +230,28 @@ def test_loop_carries_local_types_and_keeps_its_counter() -> None:
     assert "stablehlo.all_reduce" in local
 
 
-def test_fft_partitions_but_xla_cpu_cannot_run_it(executor, capsys) -> None:
-    # The per-device program is valid. XLA's CPU layout assignment makes the IFFT's result
-    # dim-1-major for the all_gather on dim 1 after it, and the CPU fft thunk RET_CHECKs that
-    # layout (a jax.shard_map of ifft -> all_gather(axis=1, tiled) fails the same way), so
-    # the checker says it cannot run (exit 2) and names the XLA bug.
-    assert shardwise.load(str(_DATA / "fft.mlir")).partition().text
+def test_fft_checks_equal_with_its_all_gathers_run_as_sums(executor, capsys) -> None:
+    # XLA's CPU layout assignment makes the IFFT's result dim-1-major for the all_gather on
+    # dim 1 after it, and the CPU fft thunk RET_CHECKs that layout (a jax.shard_map of ifft ->
+    # all_gather(axis=1, tiled) fails the same way). The checker runs such all_gathers as the
+    # all_reduce of zero-padded pieces (`check/fft_layout.py`) and says so.
     status = cli.main(["check", str(_DATA / "fft.mlir")])
     out = capsys.readouterr()
-    assert status == EXIT_CANNOT_RUN, out.out + out.err
-    assert "fft_thunk" in out.out + out.err
-    assert "XLA CPU bug, not a wrong program" in out.err
+    assert status == EXIT_EQUAL, out.out + out.err
+    assert "note: all_gathers along a non-major dim ran as the all_reduce" in out.out
+
+
+def test_fft_all_gather_with_a_permuted_group_is_still_caught(executor) -> None:
+    # The rewrite keeps the program's groups: a wrong group is as wrong in the sum.
+    global_text = (_DATA / "fft.mlir").read_text()
+    local = shardwise.load(str(_DATA / "fft.mlir")).partition().text
+    groups = "replica_groups = dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi64>, use_global"
+    assert groups in local
+    first = local.index('"stablehlo.all_gather"')
+    at = local.index(groups, first)
+    wrong = local[:at] + groups.replace("[0, 1, 2, 3]", "[1, 0, 2, 3]") + local[at + len(groups) :]
+    result = check(global_text, wrong, executor=executor)
+    assert not result.equal and result.notes
 
 
 def test_linalg_lapack_custom_calls_run_and_check_equal(executor, capsys) -> None:

@@ -114,7 +114,7 @@ def check(
     ltext, lname = _text_of(local_program, local_name)
     case = _prepare(gtext, gname, ltext, lname, seed, devices)
     run = executor or shared_executor()
-    _, gout, _, lout = _run_both(run, case, intermediates=False)
+    _, gout, wrapped, lout = _run_both(run, case, intermediates=False)
     inputs = DEFAULT_INPUTS
     if not case.xla_reference and any(vacuous(y) for y in gout):
         scaled = _finite_inputs(run, case, gout)
@@ -159,6 +159,7 @@ def check(
         tolerance,
         inputs,
         xla_results,
+        wrapped.notes,
     )
 
 

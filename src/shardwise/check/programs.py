@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from shardwise import ir
+from shardwise.check.fft_layout import NOTE, gathers_as_sums, zero_literal
 from shardwise.errors import UnsupportedError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, TensorType, Value
@@ -173,6 +174,7 @@ class Program:
     ops: tuple[Op, ...]
     op_shardings: tuple[TensorShardingPerValue | None, ...]
     has_intermediates: bool = False
+    notes: tuple[str, ...] = ()  # what was changed so that XLA runs it (`fft_layout`)
 
     def output_index(self, value: Value) -> int | None:
         """The output holding `value` (a result of one of `ops`), None if not returned."""
@@ -224,7 +226,12 @@ def dead_computations(module: Module) -> list[Op]:
     for op in ops:
         if id(op) in dead and (
             op.name in _COMPUTATIONS
-            or any(id(v.defining_op) in erased for v in op.operands if v.defining_op)
+            or any(
+                id(v.defining_op) in erased
+                for inner in (op, *op.walk())  # a region's ops read it too (2046-14-4)
+                for v in inner.operands
+                if v.defining_op
+            )
         ):
             erased.add(id(op))
     return [op for op in reversed(ops) if id(op) in erased]
@@ -307,7 +314,7 @@ def without_results(text: str, filename: str, results: frozenset[int]) -> str | 
             "stablehlo.constant",
             [],
             [t],
-            {"value": RawAttr(f"dense<{_zero_literal(t.element_type)}> : {t}")},
+            {"value": RawAttr(f"dense<{zero_literal(t.element_type)}> : {t}")},
             location=ret.location,
         )
         block.insert_before(ret, zero)
@@ -320,16 +327,6 @@ def without_results(text: str, filename: str, results: frozenset[int]) -> str | 
     if any(op.name in _COMPUTATIONS for op in module.walk()):
         return None
     return write_text(module)
-
-
-def _zero_literal(element_type: str) -> str:
-    if element_type == "i1":
-        return "false"
-    if element_type.startswith("complex"):
-        return "(0.000000e+00,0.000000e+00)"
-    if element_type.startswith(("i", "ui", "si")):
-        return "0"
-    return "0.000000e+00"
 
 
 def _top_level(op: Op, top: dict[int, Op]) -> Op | None:
@@ -360,6 +357,8 @@ def truth_program(text: str, filename: str) -> str:
 def wrap_local(text: str, filename: str, devices: int, intermediates: bool = False) -> Program:
     """The local program as a manual computation over `devices` devices (module docstring)."""
     module, main, program = _stripped(text, filename, intermediates)
+    if gathers_as_sums(module):
+        program = replace(program, notes=(NOTE,))
     main.properties["sym_name"] = RawAttr(f'"{LOCAL_MAIN}"')
     main.properties["sym_visibility"] = RawAttr('"private"')
     arg_types = [_tensor(a.type, "argument") for a in main.regions[0].entry.args]

@@ -76,6 +76,9 @@ class CheckResult:
     # (`scaled_inputs`).
     inputs: str = DEFAULT_INPUTS
     xla_results: tuple[int, ...] = ()
+    # What the checker changed in the program under test so that XLA runs it, each an
+    # equivalent rewrite (`fft_layout`).
+    notes: tuple[str, ...] = ()
 
     @property
     def equal(self) -> bool:
@@ -116,6 +119,7 @@ class CheckResult:
             "seed": self.seed,
             "reference": self.reference,
             "xla_results": list(self.xla_results),
+            "notes": list(self.notes),
             "results": [
                 {
                     "index": r.index,
@@ -148,6 +152,7 @@ class CheckResult:
         ]
         if self.tolerance != "float64":
             lines.append(f"  floats compared with the fixed tolerance: {self.tolerance}")
+        lines.extend(f"  note: {note}" for note in self.notes)
         if self.inputs != DEFAULT_INPUTS:
             lines.append(f"  inputs: {self.inputs}")
         vacuous = [r.index for r in self.results if r.vacuous]
