@@ -215,9 +215,10 @@ def dead_computations(module: Module) -> list[Op]:
 
     ops = main_ops(find_main(module))
     top = {id(op): op for op in ops}
+    holding = _funcs_holding_computations(module)
     dead: set[int] = set()
     for op in reversed(ops):
-        if op.name not in _COMPUTATIONS and not has_no_memory_effect(op):
+        if not _is_computation(op, holding) and not has_no_memory_effect(op):
             continue
         if all(id(_top_level(user, top)) in dead for r in op.results for user, _ in r.uses):
             dead.add(id(op))
@@ -225,7 +226,7 @@ def dead_computations(module: Module) -> list[Op]:
     erased: set[int] = set()
     for op in ops:
         if id(op) in dead and (
-            op.name in _COMPUTATIONS
+            _is_computation(op, holding)
             or any(
                 id(v.defining_op) in erased
                 for inner in (op, *op.walk())  # a region's ops read it too (2046-14-4)
@@ -324,6 +325,23 @@ def without_results(text: str, filename: str, results: frozenset[int]) -> str | 
         ret.add_operand(v)
     for op in dead_computations(module):
         op.erase()
+    called = {_callee(op) for op in main.walk() if op.name == "func.call"}
+    while True:  # the functions main still calls, through calls too
+        more = {
+            _callee(inner)
+            for f in module.funcs
+            if module.symbol_name(f) in called
+            for inner in f.walk()
+            if inner.name == "func.call"
+        } - called
+        if not more:
+            break
+        called |= more
+    holding = _funcs_holding_computations(module)
+    for f in module.funcs:  # a function no one calls any more whose body holds one
+        name = module.symbol_name(f)
+        if f is not main and name in holding and name not in called:
+            f.erase()
     if any(op.name in _COMPUTATIONS for op in module.walk()):
         return None
     return write_text(module)
