@@ -889,3 +889,37 @@ def test_a_computation_read_in_a_dead_region_is_dead(executor) -> None:
     local = _partitioned(DEAD_READ_IN_A_REGION)
     result = check(DEAD_READ_IN_A_REGION, local, executor=executor)
     assert result.reference == "unsharded" and result.equal
+
+
+# Fuzz --check finding 2047-492-6: a call whose callee holds a manual computation, read only
+# by a sharding constraint nothing reads. The constraint counted as an op with effects, so the
+# call stayed live and XLA's partitioning became the reference, which branches the case on
+# each device's partial index. Constraints are identities here, the dead call is erased with
+# its callee, and the unsharded run is the reference.
+DEAD_CALL_OF_A_COMPUTATION = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %i: tensor<i32> {sdy.sharding = #sdy.sharding<@mesh, [], unreduced={"y"}>}) -> tensor<4x8xf32> {
+  %0 = func.call @callee(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}]> : tensor<4x8xf32>
+  %2 = "stablehlo.case"(%i) ({
+    %3 = stablehlo.tanh %b : tensor<4x8xf32>
+    stablehlo.return %3 : tensor<4x8xf32>
+  }, {
+    %4 = stablehlo.tanh %b {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}]>]>} : tensor<4x8xf32>
+    stablehlo.return %4 : tensor<4x8xf32>
+  }) : (tensor<i32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+func.func private @callee(%c: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = sdy.manual_computation(%c) in_shardings=[<@mesh, [{}, {}]>] out_shardings=[<@mesh, [{}, {}]>] manual_axes={"y"} (%d: tensor<4x8xf32>) {
+    sdy.return %d : tensor<4x8xf32>
+  } : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %m : tensor<4x8xf32>
+}
+"""
+
+
+def test_a_dead_call_of_a_computation_needs_no_xla_reference(executor) -> None:
+    result = check(
+        DEAD_CALL_OF_A_COMPUTATION, _partitioned(DEAD_CALL_OF_A_COMPUTATION), executor=executor
+    )
+    assert result.reference == "unsharded" and result.equal, result

@@ -37,6 +37,8 @@ __all__ = [
     "wrap_local",
     "add_intermediates",
     "computation_results",
+    "funcs_holding_computations",
+    "is_computation",
     "without_results",
 ]
 
@@ -194,6 +196,7 @@ def _stripped(text: str, filename: str, intermediates: bool) -> tuple[Module, Op
     main = find_main(module)
     for op in dead_computations(module):
         op.erase()
+    erase_uncalled_computations(module)
     before = {id(op): op.attributes.get(ir.SHARDING_ATTR) for op in main_ops(main)}
     strip_shardings(module)
     ops = tuple(main_ops(main))
@@ -215,10 +218,14 @@ def dead_computations(module: Module) -> list[Op]:
 
     ops = main_ops(find_main(module))
     top = {id(op): op for op in ops}
-    holding = _funcs_holding_computations(module)
+    holding = funcs_holding_computations(module)
     dead: set[int] = set()
     for op in reversed(ops):
-        if not _is_computation(op, holding) and not has_no_memory_effect(op):
+        if (
+            not is_computation(op, holding)
+            and op.name not in IDENTITY_SDY_OPS  # identities here (2047-492-6: a constraint)
+            and not has_no_memory_effect(op)
+        ):
             continue
         if all(id(_top_level(user, top)) in dead for r in op.results for user, _ in r.uses):
             dead.add(id(op))
@@ -226,7 +233,7 @@ def dead_computations(module: Module) -> list[Op]:
     erased: set[int] = set()
     for op in ops:
         if id(op) in dead and (
-            _is_computation(op, holding)
+            is_computation(op, holding)
             or any(
                 id(v.defining_op) in erased
                 for inner in (op, *op.walk())  # a region's ops read it too (2046-14-4)
@@ -249,13 +256,13 @@ def computation_results(module: Module) -> frozenset[int]:
     dead = {id(op) for op in dead_computations(module)}
     ops = main_ops(main)
     top = {id(op): op for op in ops}
-    holding = _funcs_holding_computations(module)
+    holding = funcs_holding_computations(module)
     tainted: set[int] = set()
     for op in ops:
         if id(op) in dead:
             continue
         inner = (op, *op.walk())
-        if any(_is_computation(o, holding) for o in inner) or any(
+        if any(is_computation(o, holding) for o in inner) or any(
             v.defining_op is not None and id(_top_level(v.defining_op, top)) in tainted
             for o in inner
             for v in o.operands
@@ -270,7 +277,8 @@ def computation_results(module: Module) -> frozenset[int]:
     )
 
 
-def _is_computation(op: Op, holding: set[str]) -> bool:
+def is_computation(op: Op, holding: set[str]) -> bool:
+    """A manual or named computation, or a call of a function that holds one (`holding`)."""
     return op.name in _COMPUTATIONS or (op.name == "func.call" and _callee(op) in holding)
 
 
@@ -279,7 +287,7 @@ def _callee(op: Op) -> str | None:
     return None if attr is None else ir.symbol_ref_name(attr)
 
 
-def _funcs_holding_computations(module: Module) -> set[str]:
+def funcs_holding_computations(module: Module) -> set[str]:
     """The functions whose bodies (through calls too) hold a manual or named computation."""
     bodies = {module.symbol_name(f): list(f.walk()) for f in module.funcs}
     holding: set[str] = set()
@@ -290,11 +298,34 @@ def _funcs_holding_computations(module: Module) -> set[str]:
             if (
                 name is not None
                 and name not in holding
-                and any(_is_computation(o, holding) for o in body)
+                and any(is_computation(o, holding) for o in body)
             ):
                 holding.add(name)
                 grew = True
     return holding
+
+
+def erase_uncalled_computations(module: Module) -> None:
+    """Erase the functions that hold a manual or named computation and that main no longer
+    calls, through calls too (once dead calls are erased: 2047-492-6)."""
+    main = find_main(module)
+    called = {_callee(op) for op in main.walk() if op.name == "func.call"}
+    while True:  # the functions main still calls, through calls too
+        more = {
+            _callee(inner)
+            for f in module.funcs
+            if module.symbol_name(f) in called
+            for inner in f.walk()
+            if inner.name == "func.call"
+        } - called
+        if not more:
+            break
+        called |= more
+    holding = funcs_holding_computations(module)
+    for f in module.funcs:  # a function no one calls any more whose body holds one
+        name = module.symbol_name(f)
+        if f is not main and name in holding and name not in called:
+            f.erase()
 
 
 def without_results(text: str, filename: str, results: frozenset[int]) -> str | None:
@@ -325,23 +356,7 @@ def without_results(text: str, filename: str, results: frozenset[int]) -> str | 
         ret.add_operand(v)
     for op in dead_computations(module):
         op.erase()
-    called = {_callee(op) for op in main.walk() if op.name == "func.call"}
-    while True:  # the functions main still calls, through calls too
-        more = {
-            _callee(inner)
-            for f in module.funcs
-            if module.symbol_name(f) in called
-            for inner in f.walk()
-            if inner.name == "func.call"
-        } - called
-        if not more:
-            break
-        called |= more
-    holding = _funcs_holding_computations(module)
-    for f in module.funcs:  # a function no one calls any more whose body holds one
-        name = module.symbol_name(f)
-        if f is not main and name in holding and name not in called:
-            f.erase()
+    erase_uncalled_computations(module)
     if any(op.name in _COMPUTATIONS for op in module.walk()):
         return None
     return write_text(module)

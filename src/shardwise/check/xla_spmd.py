@@ -28,6 +28,8 @@ from shardwise.check.programs import (
     add_intermediates,
     dead_computations,
     find_main,
+    funcs_holding_computations,
+    is_computation,
     main_ops,
 )
 from shardwise.io.mlir import load_text, write_text
@@ -41,10 +43,14 @@ NEEDS_XLA_REFERENCE = frozenset({"sdy.manual_computation", "sdy.named_computatio
 
 
 def needs_xla_reference(module: Module) -> bool:
-    """Whether a live manual or named computation is in `module` (dead ones are erased
-    before the programs run: `programs.dead_computations`)."""
+    """Whether main holds a live manual or named computation, or a live call of a function
+    that holds one (dead ones are erased before the programs run:
+    `programs.dead_computations`)."""
     dead = {id(inner) for op in dead_computations(module) for inner in (op, *op.walk())}
-    return any(op.name in NEEDS_XLA_REFERENCE and id(op) not in dead for op in module.walk())
+    holding = funcs_holding_computations(module)
+    return any(
+        is_computation(op, holding) and id(op) not in dead for op in find_main(module).walk()
+    )
 
 
 def spmd_program(text: str, filename: str, intermediates: bool = False) -> Program:
