@@ -665,6 +665,39 @@ def test_a_replicated_value_returned_as_unreduced_is_zeroed_off_the_leaders(exec
     assert check(UNREDUCED_RESULT, _partitioned(UNREDUCED_RESULT), executor=executor).equal
 
 
+# Fuzz --check finding 2048-23-9: a replicated argument with no sharding resharded to unreduced
+# over "y":(2)2, returned unreduced over all of "y". Explicit reshards make the return's
+# replicated-to-unreduced over "y":(1)2 but leave the reshard, which reshard-to-collectives
+# drops: only the major half was zeroed, and the sum over "y" doubled the value (the
+# reference's chain stops on the op it made, whose operand has no sharding). The default mode
+# makes the reshard a replicated-to-unreduced too: only device 0 keeps the value.
+RESHARDED_TO_UNREDUCED = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a4: tensor<f32>) -> (tensor<f32> {sdy.sharding = #sdy.sharding<@mesh, [], unreduced={"y"}>}) {
+  %v6 = sdy.reshard %a4 <@mesh, [], unreduced={"y":(2)2}> : tensor<f32>
+  return %v6 : tensor<f32>
+}
+"""
+
+# The same with a sharded dim, where the reference's chain runs and gets it wrong.
+RESHARDED_TO_SHARDED_AND_UNREDUCED = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a: tensor<6xf32>) -> (tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y":(1)2}], unreduced={"y":(2)2}>}) {
+  %0 = sdy.reshard %a <@mesh, [{"y":(1)2}], unreduced={"y":(2)2}> : tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+"""
+
+
+def test_a_reshard_of_a_replicated_value_to_unreduced_zeroes_it_off_the_leaders(executor) -> None:
+    ours = _partitioned(RESHARDED_TO_UNREDUCED)
+    assert "dense<[true, false, true, false]>" in ours  # "y":(2)2, the minor bit
+    assert "dense<[true, true, false, false]>" in ours  # "y":(1)2, the major bit
+    assert check(RESHARDED_TO_UNREDUCED, ours, executor=executor).equal
+    local = run_pass(RESHARDED_TO_SHARDED_AND_UNREDUCED, reference_chain())
+    assert not check(RESHARDED_TO_SHARDED_AND_UNREDUCED, local, executor=executor).equal
+    ours = _partitioned(RESHARDED_TO_SHARDED_AND_UNREDUCED)
+    assert check(RESHARDED_TO_SHARDED_AND_UNREDUCED, ours, executor=executor).equal
+
+
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
 # manual computation whose result nothing uses. The manual computation made XLA's own
 # partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:

@@ -29,6 +29,8 @@ all-slice: this device's piece, communication-free).
 | `case` on an index with unreduced axes       | nothing: the index is all-reduced over them |
 | `broadcast_in_dim` expanding a sharded size-1 | that operand dim                            |
 | dim                                          |                                             |
+| `sdy.reshard` to unreduced axes of a value   | nothing: a replicated-to-unreduced over     |
+| with no sharding                             | them (one device per group keeps the value) |
 | `sdy.reshard` from a value replicated on     | nothing: the all-slices from replicated on  |
 | another mesh                                 | the target's mesh                           |
 | `sdy.reshard` between sub-axes of one axis   | the source's dims from the first such axis  |
@@ -113,7 +115,7 @@ def replicate_where_the_reference_stops(module: Module) -> None:
         elif op.name.startswith("chlo.") and is_elementwise(op):
             _reshard_operands_to(op, get_sharding(op.results[0]))
         elif op.name == "sdy.reshard":
-            if not _reshard_from_another_mesh(op, meshes):
+            if not _unreduce_resharded_value(op) and not _reshard_from_another_mesh(op, meshes):
                 _reshard_through_replicated(op)
         elif op.name == "func.return":
             _unreduce_returned_values(op)
@@ -197,6 +199,34 @@ def _unreduce_returned_values(op: Op) -> None:
         partial = new_op("sdy.replicated_to_unreduced", value, properties)
         _insert_before(op, partial)
         op.set_operand(index, partial.results[0])
+
+
+def _unreduce_resharded_value(op: Op) -> bool:
+    """A reshard to a sharding with unreduced axes of a value with no sharding (a replicated
+    argument): a reshard to its dims, then an ``sdy.replicated_to_unreduced`` over those
+    axes, so that one device of each group along them holds the value and the others zeros.
+
+    Explicit reshards make that op of such a reshard only where the value has a sharding;
+    without one, reshard-to-collectives drops the reshard and every device kept the whole
+    value, so that the sum over the axes was a multiple of it (fuzz --check 2048-23-9; the
+    reference's program is the same)."""
+    target = op.properties.get("sharding")
+    if not isinstance(target, TensorSharding) or not target.unreduced_axes:
+        return False
+    if get_sharding(op.operands[0]) is not None:
+        return False
+    value = op.operands[0]
+    whole = replace(target, unreduced_axes=())
+    if not whole.is_fully_replicated:
+        reshard = new_op("sdy.reshard", value, {"sharding": whole})
+        _insert_before(op, reshard)
+        value = reshard.results[0]
+    properties = {"axes": axis_ref_list_attr(target.unreduced_axes), "out_sharding": target}
+    partial = new_op("sdy.replicated_to_unreduced", value, properties)
+    _insert_before(op, partial)
+    op.results[0].replace_all_uses_with(partial.results[0])
+    op.erase()
+    return True
 
 
 def _reshard_from_another_mesh(op: Op, meshes: MeshTable) -> bool:
