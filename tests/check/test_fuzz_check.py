@@ -698,6 +698,31 @@ def test_a_reshard_of_a_replicated_value_to_unreduced_zeroes_it_off_the_leaders(
     assert check(RESHARDED_TO_SHARDED_AND_UNREDUCED, ours, executor=executor).equal
 
 
+# An unreduced argument resharded to replicated (JAX's `reshard(x, P())` of a partial sum):
+# jaxlib 0.10.2's explicit reshards insert two all-reduces over "y" before the reshard, and
+# the second sums the sum again (4 times the value). `--like-shardy` rejects it; the default
+# mode erases the second.
+UNREDUCED_RESHARDED_TO_REPLICATED = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"y"}>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = sdy.reshard %a <@mesh, [{}]> : tensor<4xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"""
+
+
+def test_an_unreduced_value_resharded_to_replicated_is_summed_once(executor) -> None:
+    text = UNREDUCED_RESHARDED_TO_REPLICATED
+    local = run_pass(text, reference_chain())
+    assert local.count("stablehlo.all_reduce") == 2
+    assert not check(text, local, executor=executor).equal
+    with pytest.raises(ShardwiseError, match="already summed"):
+        _partitioned(text, like_shardy=True)
+    ours = _partitioned(text)
+    assert ours.count("stablehlo.all_reduce") == 1
+    assert check(text, ours, executor=executor).equal
+
+
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
 # manual computation whose result nothing uses. The manual computation made XLA's own
 # partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:

@@ -14,7 +14,8 @@ differ.
    each device's piece of the update) at the global start indices.
 
 3. An ``sdy.all_reduce`` of the result of another over the same axes: explicit reshards add
-   one for an unreduced argument twice, and the sum is taken twice (N times the value).
+   one for an unreduced argument twice, and the sum is taken twice (N times the value) (the
+   default mode erases the second first: `fallback._drop_repeated_sum`).
 
 4. A ``stablehlo.reshape`` whose result is sharded along a dim holding a factor its operand
    does not have (a reshape that does not factor, such as 3x32 -> 4x24: its rule gives

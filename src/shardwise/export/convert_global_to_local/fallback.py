@@ -29,6 +29,8 @@ all-slice: this device's piece, communication-free).
 | `case` on an index with unreduced axes       | nothing: the index is all-reduced over them |
 | `broadcast_in_dim` expanding a sharded size-1 | that operand dim                            |
 | dim                                          |                                             |
+| an `sdy.all_reduce` of one over the same     | nothing: the second goes (explicit reshards |
+| axes                                         | insert two for an unreduced value)          |
 | `sdy.reshard` to unreduced axes of a value   | nothing: a replicated-to-unreduced over     |
 | with no sharding                             | them (one device per group keeps the value) |
 | `sdy.reshard` from a value replicated on     | nothing: the all-slices from replicated on  |
@@ -123,6 +125,28 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _reduce_branch_index(op, meshes)
         elif op.name == "stablehlo.broadcast_in_dim":
             _replicate_expanded_dims(op, meshes)
+        elif op.name == "sdy.all_reduce":
+            _drop_repeated_sum(op)
+
+
+def _drop_repeated_sum(op: Op) -> None:
+    """An ``sdy.all_reduce`` of the result of another over the same axes, to the same
+    sharding: erased (its operand is whole already).
+
+    jaxlib 0.10.2's explicit reshards insert two for an unreduced value resharded to one
+    without those axes (``sdy.reshard %u <@mesh, [{}]>``), and the second summed the sum
+    again: N times the value (`export/wrong_conversions.py` rejects it in `--like-shardy`)."""
+    if op.parent is None:  # erased with the reduce before it (`_gather_reduced_dims`)
+        return
+    source = op.operands[0].defining_op
+    if source is None or source.name != "sdy.all_reduce":
+        return
+    if source.properties["reduction_axes"] != op.properties["reduction_axes"]:
+        return
+    if source.properties["out_sharding"] != op.properties["out_sharding"]:
+        return
+    op.results[0].replace_all_uses_with(op.operands[0])
+    op.erase()
 
 
 def _replicate_expanded_dims(op: Op, meshes: MeshTable) -> None:
