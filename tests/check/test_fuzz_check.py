@@ -723,6 +723,26 @@ def test_an_unreduced_value_resharded_to_replicated_is_summed_once(executor) -> 
     assert check(text, ours, executor=executor).equal
 
 
+# Fuzz --check finding 2049-46-7: a sum of 4,096 terms to a scalar (see
+# test_values.py::test_a_cancelling_sum_of_many_terms_is_held_to_their_count_not_its_value);
+# the unused arguments draw the inputs that made the unsharded run's own error lucky.
+SUM_OF_MANY_TERMS = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a0: tensor<3x8x2x2xf32>, %a1: tensor<8xf32>, %a2: tensor<12x8x6xf32>, %a3: tensor<4xf32>, %a4: tensor<1x1xi32>, %a5: tensor<1x4xf32>, %a6: tensor<1x8x32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y", ?}, {?}, {}]>}) -> (tensor<f32>) {
+  %v5 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v6 = stablehlo.reduce(%a6 init: %v5) applies stablehlo.add across dimensions = [0, 1, 2, 3] : (tensor<1x8x32x16xf32>, tensor<f32>) -> tensor<f32>
+  return %v6 : tensor<f32>
+}
+"""
+
+
+def test_a_partitioned_sum_of_many_terms_checks_equal(executor) -> None:
+    from shardwise.check.programs import fan_in
+
+    assert fan_in(load_text(SUM_OF_MANY_TERMS, "f.mlir")) == 4096
+    result = check(SUM_OF_MANY_TERMS, _partitioned(SUM_OF_MANY_TERMS), executor=executor)
+    assert result.equal, result
+
+
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
 # manual computation whose result nothing uses. The manual computation made XLA's own
 # partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:

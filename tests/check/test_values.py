@@ -114,3 +114,18 @@ def test_float64_results_keep_the_fixed_tolerance():
     x = np.array([1.0, 2.0])
     d = compare(x + 1e-12, x, x)
     assert d.equal and d.reference_error is None
+
+
+def test_a_cancelling_sum_of_many_terms_is_held_to_their_count_not_its_value():
+    # Fuzz --check finding 2049-46-7: a scalar, the sum of 4,096 normal(0, 1) terms, cancels
+    # to about 15. The unsharded f32 run happened to be 4e-7 off; the partitioned one (four
+    # partial sums, then an all-reduce) 5e-5, 0.13 ulps of the terms' magnitudes. Held to
+    # the value's ulps it failed; the floor grows with sqrt(fan-in).
+    truth = np.array([15.5])
+    expected = np.array([15.5 + 3.8e-7], np.float32)
+    actual = np.array([15.5 + 5e-5], np.float32)
+    assert not compare(actual, expected, truth).equal
+    assert compare(actual, expected, truth, fan_in=4096).equal
+    # A term lost or counted twice (of size 1e-2 and up) is still caught.
+    assert not compare(np.array([15.5 + 1e-2], np.float32), expected, truth, fan_in=4096).equal
+    assert bad_elements(actual, expected, truth, 4096).sum() == 0

@@ -91,6 +91,7 @@ class _Case:
     # trusted for the rest, gets some ops wrong that ours gets right (fuzz --check 2045-68-37).
     unsharded_results: frozenset[int] = frozenset()
     unsharded_text: str | None = None
+    fan_in: int = 1  # the most elements one reduction folds into one (`programs.fan_in`)
 
 
 def check(
@@ -126,7 +127,7 @@ def check(
     gmain = programs.find_main(case.gmod)
     checks = tuple(
         replace(
-            _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh, truths[i]),
+            _check_result(i, lout[i], gout[i], s, case.meshes, case.mesh, truths[i], case.fan_in),
             name=result_name(gmain, i) or "",
         )
         for i, s in enumerate(case.result_shardings)
@@ -138,7 +139,9 @@ def check(
     versus_xla = None
     if against_xla and not case.xla_reference:
         xout = _run_spmd(run, xla_spmd.spmd_program(case.gtext, gname), case)
-        versus_xla = tuple(compare(x, g, t) for x, g, t in zip(xout, gout, truths, strict=True))
+        versus_xla = tuple(
+            compare(x, g, t, fan_in=case.fan_in) for x, g, t in zip(xout, gout, truths, strict=True)
+        )
     xla_results = _xla_results(case)
     reference = (
         "unsharded"
@@ -251,7 +254,9 @@ def _conditioning(
             actual, _ = assemble(lout[c.index], gout[c.index].shape, sharding, own)
         except UnsupportedError:
             return checks
-        sens[c.index] = conditioning.Sensitivity(actual, gout[c.index], truths[c.index])
+        sens[c.index] = conditioning.Sensitivity(
+            actual, gout[c.index], truths[c.index], case.fan_in
+        )
     if len(sens) != sum(not c.equal for c in checks):
         return checks  # replicas that disagree: DIFFERENT whatever the reference does
     ref = programs.reference_program(case.gtext, case.gmod.filename).text
@@ -324,6 +329,7 @@ def _prepare(
         tuple(arg_shardings),
         unsharded_results,
         unsharded_text,
+        programs.fan_in(gmod),
     )
 
 
@@ -511,6 +517,7 @@ def _check_result(
     meshes: _Meshes,
     mesh: Mesh,
     truth: np.ndarray | None = None,
+    fan_in: int = 1,
 ) -> ResultCheck:
     own = meshes(sharding) if sharding is not None else mesh
     label = str(sharding) if sharding is not None else "replicated"
@@ -520,7 +527,7 @@ def _check_result(
         return ResultCheck(index, label, bad, tuple(range(len(stacked))), ())
     actual, disagree = assemble(stacked, expected.shape, sharding, own)
     is_vacuous = vacuous(expected)
-    difference = compare(actual, expected, truth)
+    difference = compare(actual, expected, truth, fan_in=fan_in)
     if sharding is not None and sharding.unreduced_axes:
         # Partial values: no one device's piece is a slice of the result, only their sum.
         differing = () if difference.equal else tuple(range(len(stacked)))
@@ -535,7 +542,7 @@ def _check_result(
         differing = tuple(
             p
             for p in range(len(stacked))
-            if not compare(stacked[p], pieces[p], truth_pieces[p], scale).equal
+            if not compare(stacked[p], pieces[p], truth_pieces[p], scale, fan_in).equal
         )
     return ResultCheck(index, label, difference, differing, tuple(disagree), vacuous=is_vacuous)
 

@@ -58,11 +58,19 @@ class Sensitivity:
     """One result that differs: its failing elements, and what the perturbed reference runs
     seen so far say about them (module docstring)."""
 
-    def __init__(self, actual: np.ndarray, expected: np.ndarray, truth: np.ndarray | None):
-        self.expected, self.truth = expected, truth
+    def __init__(
+        self,
+        actual: np.ndarray,
+        expected: np.ndarray,
+        truth: np.ndarray | None,
+        fan_in: int = 1,
+    ):
+        self.expected, self.truth, self.fan_in = expected, truth, fan_in
         self.usable = actual.shape == expected.shape
         shape = expected.shape
-        self.bad = bad_elements(actual, expected, truth) if self.usable else np.ones(shape, bool)
+        self.bad = (
+            bad_elements(actual, expected, truth, fan_in) if self.usable else np.ones(shape, bool)
+        )
         self.floats = expected.dtype.kind in "fc"
         with np.errstate(all="ignore"):
             e = expected.astype(np.float64) if self.floats else None
@@ -75,7 +83,7 @@ class Sensitivity:
         if not self.usable or run.shape != self.expected.shape:
             self.usable = False
             return
-        self.unstable |= bad_elements(run, self.expected, self.truth)
+        self.unstable |= bad_elements(run, self.expected, self.truth, self.fan_in)
         if self.floats:
             with np.errstate(all="ignore"):
                 move = np.abs(run.astype(np.float64) - self.expected.astype(np.float64))

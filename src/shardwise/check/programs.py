@@ -28,6 +28,7 @@ from shardwise.ir import ArrayAttr, DictAttr, Module, Op, RawAttr, TensorType, V
 from shardwise.sharding import TensorShardingPerValue
 
 __all__ = [
+    "fan_in",
     "DEVICE_MESH",
     "LOCAL_MAIN",
     "find_main",
@@ -64,6 +65,37 @@ IDENTITY_SDY_OPS = frozenset(
 )
 _DROPPED_SDY_OPS = frozenset({"sdy.sharding_group", "sdy.mesh"})
 _SHARDING_ATTRS = ("mhlo.sharding", "mhlo.frontend_attributes")
+
+
+def fan_in(module: Module) -> int:
+    """The most elements one op of `module` folds into one of its result's: the reduced dims
+    of a ``reduce``, the contracting dims of a dot, the window of a ``reduce_window``, the
+    kernel of a convolution (all of it: an upper bound). The checker's float floor grows
+    with its square root (`values`); a reassociated sum of that many terms rounds so."""
+    import math
+
+    from shardwise.rules.stablehlo_attrs import parse_dot_dimension_numbers, parse_i64_array
+
+    most = 1
+    for op in _walk(module):
+        shapes = [v.type.shape for v in op.operands if isinstance(v.type, TensorType)]
+        if not shapes:
+            continue
+        if op.name == "stablehlo.reduce" and "dimensions" in op.properties:
+            n = math.prod(shapes[0][d] for d in parse_i64_array(op.properties["dimensions"]))
+        elif op.name == "stablehlo.dot_general" and "dot_dimension_numbers" in op.properties:
+            numbers = parse_dot_dimension_numbers(op.properties["dot_dimension_numbers"])
+            n = math.prod(shapes[0][d] for d in numbers.lhs_contracting_dimensions)
+        elif op.name == "stablehlo.dot" and shapes[0]:
+            n = shapes[0][-1]
+        elif op.name == "stablehlo.reduce_window" and "window_dimensions" in op.properties:
+            n = math.prod(parse_i64_array(op.properties["window_dimensions"]))
+        elif op.name == "stablehlo.convolution" and len(shapes) > 1:
+            n = math.prod(shapes[1])
+        else:
+            continue
+        most = max(most, n)
+    return most
 
 
 def find_main(module: Module) -> Op:

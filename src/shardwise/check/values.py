@@ -6,8 +6,11 @@ Two ways to compare a float result:
   program a second time with every float type promoted to f64, `check/promote.py`). The
   unsharded f32 program's own error against the truth sets the scale: an element of the
   program under test passes when ``|actual - truth| <= K * (|expected - truth| + Q) +
-  FLOOR_ULPS * eps * (|truth| + 1)``, or when it equals the reference within that floor.
-  ``eps`` is the dtype's machine epsilon and 1 the scale of the inputs. ``Q`` is the
+  FLOOR_ULPS * eps * (|truth| + sqrt(F))``, or when it equals the reference within that
+  floor. ``eps`` is the dtype's machine epsilon, 1 the scale of the inputs and ``F`` the
+  program's fan-in (`programs.fan_in`: the most elements one reduction folds into one), so
+  that a reassociated sum of F unit terms that cancels (its rounding grows like
+  ``sqrt(F)``, not like its value) is not held to its own value's ulps. ``Q`` is the
   reference's error at the ``ceil(n / 1000)``-th worst element *on the truth's path*: the
   elements where the reference is within ``sqrt(eps) * (|truth| + S)`` of the truth (``S``
   the array's largest ``|truth|``). Off the path, the f64 program took other discrete
@@ -142,21 +145,23 @@ def compare(
     expected: np.ndarray,
     truth: np.ndarray | None = None,
     scale: tuple[float, float] | None = None,
+    fan_in: int = 1,
 ) -> Difference:
     """Exact for integers and booleans; floats against `truth` when given and `expected` has
     a dtype below f64, else with `RTOL` (module docstring). `scale`: ``(Q, S)`` measured on
-    a larger array this one is a piece of (`reference_scale`)."""
-    bad, err, mag, ref = _judge(actual, expected, truth, scale)
+    a larger array this one is a piece of (`reference_scale`); `fan_in` the program's
+    (`programs.fan_in`)."""
+    bad, err, mag, ref = _judge(actual, expected, truth, scale, fan_in)
     if bad is None:
         return Difference(False, float("inf"), float("inf"), expected.size, expected.size)
     return _difference(bad, err, mag, ref)
 
 
 def bad_elements(
-    actual: np.ndarray, expected: np.ndarray, truth: np.ndarray | None = None
+    actual: np.ndarray, expected: np.ndarray, truth: np.ndarray | None = None, fan_in: int = 1
 ) -> np.ndarray:
     """The mask of elements `compare` counts as mismatches (shapes must agree)."""
-    bad, _, _, _ = _judge(actual, expected, truth, None)
+    bad, _, _, _ = _judge(actual, expected, truth, None, fan_in)
     assert bad is not None, (actual.shape, expected.shape)
     return bad
 
@@ -183,6 +188,7 @@ def _judge(
     expected: np.ndarray,
     truth: np.ndarray | None,
     scale: tuple[float, float] | None,
+    fan_in: int = 1,
 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, tuple[float, float, int] | None]:
     """(mask of failing elements, error, magnitude the relative error divides by, the
     reference's own error and the error ratio, or None); mask None when the shapes differ."""
@@ -198,20 +204,25 @@ def _judge(
         if usable and expected.dtype.name in EPS:
             assert truth is not None
             eps = EPS[expected.dtype.name]
-            return _against_truth(a, e, truth.astype(np.float64), eps, scale)
+            return _against_truth(a, e, truth.astype(np.float64), eps, scale, fan_in)
         bad, err, mag = _compare_floats(a, e, expected)
         return bad, err, mag, None
 
 
 def _against_truth(
-    a: np.ndarray, e: np.ndarray, t: np.ndarray, eps: float, scale: tuple[float, float] | None
+    a: np.ndarray,
+    e: np.ndarray,
+    t: np.ndarray,
+    eps: float,
+    scale: tuple[float, float] | None,
+    fan_in: int = 1,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[float, float, int]]:
     """The float64-truth rule of the module docstring."""
     q, s = scale if scale is not None else _scales(e, t, eps)
     finite = np.isfinite(e) & np.isfinite(t)
     ref_err = np.where(finite, np.abs(e - t), 0.0)
     on_path = finite & (ref_err <= np.sqrt(eps) * (np.abs(t) + s))
-    floor = FLOOR_ULPS * eps * (np.where(finite, np.abs(t), 0.0) + 1.0)
+    floor = FLOOR_ULPS * eps * (np.where(finite, np.abs(t), 0.0) + np.sqrt(max(fan_in, 1)))
     # Off the path, the reference's own error says nothing: the on-path scale only.
     bound = K_REFERENCE * (np.where(on_path, ref_err, 0.0) + q) + floor
     err_t = np.abs(a - t)
