@@ -214,15 +214,21 @@ def _unreduce_returned_values(op: Op) -> None:
             continue
         if get_sharding(value) is not None:
             continue
-        whole = replace(wanted, unreduced_axes=())
-        if not whole.is_fully_replicated:
-            reshard = new_op("sdy.reshard", value, {"sharding": whole})
-            _insert_before(op, reshard)
-            value = reshard.results[0]
-        properties = {"axes": axis_ref_list_attr(wanted.unreduced_axes), "out_sharding": wanted}
-        partial = new_op("sdy.replicated_to_unreduced", value, properties)
-        _insert_before(op, partial)
-        op.set_operand(index, partial.results[0])
+        op.set_operand(index, _partial_before(op, value, wanted))
+
+
+def _partial_before(anchor: Op, value: Value, target: TensorSharding) -> Value:
+    """`value` (replicated) made `target`, inserted before `anchor`: a reshard to its dims,
+    then an ``sdy.replicated_to_unreduced`` over its unreduced axes."""
+    whole = replace(target, unreduced_axes=())
+    if not whole.is_fully_replicated:
+        reshard = new_op("sdy.reshard", value, {"sharding": whole})
+        _insert_before(anchor, reshard)
+        value = reshard.results[0]
+    properties = {"axes": axis_ref_list_attr(target.unreduced_axes), "out_sharding": target}
+    partial = new_op("sdy.replicated_to_unreduced", value, properties)
+    _insert_before(anchor, partial)
+    return partial.results[0]
 
 
 def _unreduce_resharded_value(op: Op) -> bool:
@@ -239,16 +245,7 @@ def _unreduce_resharded_value(op: Op) -> bool:
         return False
     if get_sharding(op.operands[0]) is not None:
         return False
-    value = op.operands[0]
-    whole = replace(target, unreduced_axes=())
-    if not whole.is_fully_replicated:
-        reshard = new_op("sdy.reshard", value, {"sharding": whole})
-        _insert_before(op, reshard)
-        value = reshard.results[0]
-    properties = {"axes": axis_ref_list_attr(target.unreduced_axes), "out_sharding": target}
-    partial = new_op("sdy.replicated_to_unreduced", value, properties)
-    _insert_before(op, partial)
-    op.results[0].replace_all_uses_with(partial.results[0])
+    op.results[0].replace_all_uses_with(_partial_before(op, op.operands[0], target))
     op.erase()
     return True
 
