@@ -205,7 +205,13 @@ def test_skewed_sub_axes(axis_size, pre, size, expected) -> None:
 
 # The default mode's fallback replicates the dim these ops work along, so it converts them
 # right where the reference (and `--like-shardy`) cannot.
-CONVERTED_RIGHT_BY_DEFAULT = {ALL_SLICE_MINOR, REVERSE_SHARDED, UPDATE_SHARDED, STRIDED_SLICE}
+CONVERTED_RIGHT_BY_DEFAULT = {
+    ALL_SLICE_MINOR,
+    REVERSE_SHARDED,
+    UPDATE_SHARDED,
+    STRIDED_SLICE,
+    UNREDUCED_TWICE,  # the second all-reduce is erased (`fallback._drop_repeated_sum`)
+}
 # What the default mode rejects instead: that program's sub-axis offsets are right there, but
 # its reduce starts from an argument, not the identity, and the all-reduce adds it per device.
 DEFAULT_MESSAGE = {ALL_SLICE_MAJOR: "not the identity of its reduction"}
@@ -741,6 +747,25 @@ def test_a_partitioned_sum_of_many_terms_checks_equal(executor) -> None:
     assert fan_in(load_text(SUM_OF_MANY_TERMS, "f.mlir")) == 4096
     result = check(SUM_OF_MANY_TERMS, _partitioned(SUM_OF_MANY_TERMS), executor=executor)
     assert result.equal, result
+
+
+# Fuzz --check finding 2050-225-16: a dynamic_update_slice of replicated operands annotated
+# unreduced over "w" (3 devices), returned replicated. Every device computed the whole value
+# and explicit reshards' all-reduce summed three of them (their second all-reduce nine). The
+# default mode makes such a result replicated and partial after the op.
+WHOLE_RESULT_ANNOTATED_UNREDUCED = """sdy.mesh @mesh = <["w"=3]>
+func.func @main(%a1: tensor<1xf32>, %a4: tensor<i32>) -> (tensor<1xf32>) {
+  %v10 = stablehlo.dynamic_update_slice %a1, %a1, %a4 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}], unreduced={"w"}>]>} : (tensor<1xf32>, tensor<1xf32>, tensor<i32>) -> tensor<1xf32>
+  return %v10 : tensor<1xf32>
+}
+"""
+
+
+def test_a_whole_result_annotated_unreduced_is_summed_once(executor) -> None:
+    text = WHOLE_RESULT_ANNOTATED_UNREDUCED
+    ours = _partitioned(text)
+    assert "sdy.replicated_to_unreduced" not in ours and "dense<[true, false, false]>" in ours
+    assert check(text, ours, executor=executor).equal
 
 
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a

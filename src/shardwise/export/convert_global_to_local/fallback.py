@@ -127,6 +127,35 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _replicate_expanded_dims(op, meshes)
         elif op.name == "sdy.all_reduce":
             _drop_repeated_sum(op)
+        if op.parent is not None and op.name.startswith("stablehlo.") and not op.regions:
+            _unreduce_whole_results(op)
+
+
+def _unreduce_whole_results(op: Op) -> None:
+    """An op whose result has unreduced axes that none of its operands has (in a dim or
+    unreduced): every device computes the whole value, so the result is made replicated on
+    them and an ``sdy.replicated_to_unreduced`` after it makes it partial.
+
+    Explicit reshards leave such a result as it is (a ``dynamic_update_slice`` of
+    replicated operands annotated unreduced), and the all-reduce after it summed N whole
+    values (fuzz --check 2050-225-16)."""
+    used = {
+        a.name
+        for v in op.operands
+        if (sharding := get_sharding(v)) is not None
+        for a in (*sharding.dim_axes(), *sharding.unreduced_axes)
+    }
+    for result in op.results:
+        sharding = get_sharding(result)
+        if sharding is None or not sharding.unreduced_axes:
+            continue
+        if any(a.name in used for a in sharding.unreduced_axes):
+            continue
+        set_sharding(result, replace(sharding, unreduced_axes=()))
+        properties = {"axes": axis_ref_list_attr(sharding.unreduced_axes), "out_sharding": sharding}
+        partial = new_op("sdy.replicated_to_unreduced", result, properties)
+        _insert_after(op, partial)
+        result.replace_all_uses_with(partial.results[0], except_op=partial)
 
 
 def _drop_repeated_sum(op: Op) -> None:
