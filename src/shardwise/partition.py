@@ -102,8 +102,10 @@ def partition(module: Module, fuse_collectives: bool = False, like_shardy: bool 
     from shardwise.export.pad_for_divisibility import pad_for_divisibility
     from shardwise.export.reshard_to_collectives.conversion import reshard_to_collectives
     from shardwise.export.unlabelled_patterns import run_canonicalize
+    from shardwise.export.wrong_conversions import check_sub_axes_coexist
     from shardwise.propagation.propagation_pipeline import propagation_pipeline
 
+    check_sub_axes_coexist(module)  # the user's shardings, before propagation
     _step(0, propagation_pipeline, module)
     _step(
         1,

@@ -36,6 +36,12 @@ differ.
    whose init value is not the identity of its op: each device's partial reduce starts from
    the init, and the all-reduce combines them, so a sum gets the init N times.
 
+9. A sharding with two sub-axes of one axis that cannot coexist (``"z":(1)2`` and
+   ``"z":(3)2`` of ``z=6``: the major 2 of ``2x3`` and the minor 2 of ``3x2``). The
+   verifiers accept it, but no device layout realizes it: the device's two digits
+   ``(d // 3, d % 2)`` repeat (devices 0 and 2 get one tile, no device gets another), and the
+   collectives from or to it mix tiles (fuzz --check 2050-265-9).
+
 The reference's `getShardIndex` reads a sub-axis ``"x":(p)s`` of an axis of size X as the
 digit ``(coord_x // p) % s``. By Shardy's definition (the axis reshaped as ``[p, s, X/(p*s)]``,
 which XLA's tile assignments follow too) the digit is ``(coord_x // (X / (p*s))) % s``. The two
@@ -58,7 +64,7 @@ from shardwise.ir import Module, Op, TensorType
 from shardwise.mesh import Mesh
 from shardwise.sharding import TensorSharding
 
-__all__ = ["OFFSET_OPS", "check_wrong_conversions", "skewed"]
+__all__ = ["OFFSET_OPS", "check_sub_axes_coexist", "check_wrong_conversions", "skewed"]
 
 # Ops whose per-device program reads this device's offset along a sharded dim from a table
 # built by `getShardIndex`.
@@ -99,6 +105,7 @@ def check_wrong_conversions(module: Module, sub_axes: bool = True) -> None:
             _check_reshape(op, get_sharding(op.results[0]))
         if op.name == "stablehlo.slice":
             _check_strided_slice(op, get_sharding(op.operands[0]), meshes)
+        _check_sub_axes_coexist(op)
         if not sub_axes or op.name not in OFFSET_OPS:
             continue
         for value in (*op.operands, *op.results):
@@ -121,6 +128,39 @@ def _check(op: Op, sharding: TensorSharding, meshes: dict[str, object]) -> None:
                     "sub-axis as the wrong digit of the axis and gives devices the wrong "
                     "pieces (a wrong program); shard on whole axes there (an "
                     "sdy.sharding_constraint), or give the per-device program yourself",
+                    op.location,
+                )
+
+
+def check_sub_axes_coexist(module: Module) -> None:
+    """Raise at the first sharding with two sub-axes that cannot coexist (9 of the module
+    docstring); `partition` runs it on the user's shardings before propagating, so the
+    error points at the annotation."""
+    for op in module.walk():
+        _check_sub_axes_coexist(op)
+
+
+def _check_sub_axes_coexist(op: Op) -> None:
+    from shardwise.ir.funcs import func_result_types
+    from shardwise.sdy.shardings import get_func_result_sharding, get_sharding
+
+    shardings = [get_sharding(v) for v in (*op.operands, *op.results)]
+    if op.name == "func.func":
+        shardings += [get_func_result_sharding(op, i) for i in range(len(func_result_types(op)))]
+    for sharding in shardings:
+        if sharding is None:
+            continue
+        axes = [*sharding.dim_axes(), *sharding.unreduced_axes]
+        for i, a in enumerate(axes):
+            other = next((b for b in axes[i + 1 :] if not a.can_coexist(b)), None)
+            if other is not None:
+                raise ShardwiseError(
+                    f"'{op.name}' has the sharding {sharding}, with the sub-axes {a} and {other} that cannot "
+                    f"coexist (no one decomposition of axis '{a.name}' has both): no device "
+                    "layout gives each device one tile of it, and its collectives would mix "
+                    "tiles (a wrong program); use sub-axes of one decomposition "
+                    f"of '{a.name}' (of two, the later's pre-size a multiple of the earlier's "
+                    "pre-size times size)",
                     op.location,
                 )
 
