@@ -1026,3 +1026,60 @@ def test_a_dead_call_of_a_computation_needs_no_xla_reference(executor) -> None:
         DEAD_CALL_OF_A_COMPUTATION, _partitioned(DEAD_CALL_OF_A_COMPUTATION), executor=executor
     )
     assert result.reference == "unsharded" and result.equal, result
+
+
+# Fuzz --check finding 2050-317-19, shrunk: a scatter into the result of a manual computation
+# (an identity of each device's piece) of a replicated argument. The computation made XLA's partitioning the reference,
+# and XLA's partitioner writes the scattered element on the wrong device (element 6 got
+# element 1's value). The reference is now the unsharded run of the ops around the
+# computation, fed with its result from XLA's run.
+SCATTER_AFTER_A_COMPUTATION = """sdy.mesh @mesh = <["y"=2]>
+func.func @main(%a: tensor<12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}, %i: tensor<1x1xi32>, %u: tensor<1xf32>) -> tensor<12xf32> {
+  %m = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{"y"}]>] manual_axes={"y"} (%b: tensor<6xf32>) {
+    sdy.return %b : tensor<6xf32>
+  } : (tensor<12xf32>) -> tensor<12xf32>
+  %s = "stablehlo.scatter"(%m, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>):
+    %sum = stablehlo.add %l, %r : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<12xf32>, tensor<1x1xi32>, tensor<1xf32>) -> tensor<12xf32>
+  return %s : tensor<12xf32>
+}
+"""
+
+
+def test_ops_after_a_computation_are_checked_against_their_unsharded_run(executor) -> None:
+    local = _partitioned(SCATTER_AFTER_A_COMPUTATION)
+    result = check(SCATTER_AFTER_A_COMPUTATION, local, executor=executor)
+    assert result.equal and result.reference == "around-computations", result
+    # A device that takes the wrong piece of the argument is still caught.
+    offsets = "dense<[0, 6]> : tensor<2xi64>"
+    assert local.count(offsets) == 2, local
+    head, tail = local.split(offsets, 1)
+    wrong = check(
+        SCATTER_AFTER_A_COMPUTATION,
+        head + "dense<[0, 5]> : tensor<2xi64>" + tail,
+        executor=executor,
+    )
+    assert not wrong.equal and wrong.reference == "around-computations"
+
+
+# Fuzz --check finding 2050-265-9: an op sharded on "z":(1)2 and "z":(3)2 of z=6, which
+# no decomposition of z has together (2x3 and 3x2): device d's tile would be (d // 3, d % 2),
+# which devices 0 and 2 share. The collectives from it mixed tiles; partition rejects it.
+SUB_AXES_THAT_CANNOT_COEXIST = """sdy.mesh @mesh = <["z"=6]>
+func.func @main(%a: tensor<2x4x3x3xf32>) -> tensor<2x4x3x3xf32> {
+  %v = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"z":(1)2}, {"z":(3)2}, {}]>]>} : tensor<2x4x3x3xf32>
+  return %v : tensor<2x4x3x3xf32>
+}
+"""
+
+
+def test_a_sharding_with_sub_axes_that_cannot_coexist_is_rejected_at_its_op() -> None:
+    with pytest.raises(
+        ShardwiseError, match='"z":\\(1\\)2 and "z":\\(3\\)2 that cannot coexist'
+    ) as e:
+        _partitioned(SUB_AXES_THAT_CANNOT_COEXIST)
+    assert e.value.location is not None and e.value.location.line == 3
+    coexisting = SUB_AXES_THAT_CANNOT_COEXIST.replace('{"z":(3)2}', '{"z":(2)3}')
+    assert "stablehlo.negate" in _partitioned(coexisting)

@@ -64,3 +64,36 @@ def test_a_computation_an_effect_reads_is_kept_and_no_program_is_made() -> None:
     )
     assert effect != REACHED
     assert programs.without_results(effect, "effect.mlir", frozenset({0, 1})) is None
+
+
+def test_the_program_cut_at_the_computations_reads_their_results_as_arguments() -> None:
+    cut = programs.cut_at_computations(REACHED, "reached.mlir")
+    assert cut is not None
+    text, added = cut
+    assert added == 2  # the call of @outer, the manual computation
+    main = programs.find_main(load_text(text, "cut.mlir"))
+    names = [op.name for op in main.walk()]
+    assert "sdy.manual_computation" not in names and "func.call" not in names
+    assert "stablehlo.case" in names and len(main.regions[0].entry.args) == 4
+
+
+def test_a_computation_in_a_loop_body_cannot_be_cut_out() -> None:
+    looped = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %0:2 = stablehlo.while(%i = %n, %v = %a) : tensor<i32>, tensor<8xf32>
+   cond {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %p = stablehlo.compare GT, %i, %c : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %m = sdy.manual_computation(%v) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%c: tensor<4xf32>) {
+      sdy.return %c : tensor<4xf32>
+    } : (tensor<8xf32>) -> tensor<8xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.subtract %i, %one : tensor<i32>
+    stablehlo.return %j, %m : tensor<i32>, tensor<8xf32>
+  }
+  return %0#1 : tensor<8xf32>
+}
+"""
+    assert programs.cut_at_computations(looped, "looped.mlir") is None

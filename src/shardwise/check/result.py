@@ -65,7 +65,10 @@ class CheckResult:
     # What the results were compared with: "unsharded" (one device), "xla" (XLA's own
     # partitioning of the annotated program, for a program with manual computations), or
     # "xla+unsharded": XLA's for `xla_results` (they depend on a manual or named
-    # computation), the unsharded run of the program without them for the rest.
+    # computation), the unsharded run of the program without them for the rest;
+    # "around-computations": for `xla_results`, the unsharded run of the ops around the
+    # computations, fed with the computations' results from XLA's run (used where XLA's
+    # whole run disagrees: `checker._around_computations`).
     reference: str = "unsharded"
     # --against xla: XLA's own partitioning vs the unsharded reference, per result.
     against_xla: tuple[Difference, ...] | None = None
@@ -173,6 +176,14 @@ class CheckResult:
                 f"{', '.join(map(str, self.xla_results))} (they depend on a manual or named "
                 "computation, which has no unsharded meaning); the unsharded program without "
                 "them for the rest"
+            )
+        elif self.reference == "around-computations":
+            lines.append(
+                f"  reference: for result{'s' if len(self.xla_results) > 1 else ''} "
+                f"{', '.join(map(str, self.xla_results))}, the unsharded program around its "
+                "manual or named computations, fed with their results from XLA's own SPMD "
+                "partitioning (XLA's run of the whole program disagreed; the ops around the "
+                "computations have an unsharded meaning)"
             )
         lines.extend(f"  {r}" for r in self.results)
         if self.divergence is not None:
