@@ -768,6 +768,22 @@ def test_a_whole_result_annotated_unreduced_is_summed_once(executor) -> None:
     assert check(text, ours, executor=executor).equal
 
 
+# Fuzz --check finding 2051-394-7, shrunk: the same for a pad (an op that moves elements),
+# whose operands and result had no sharded dim: the fallback skipped the op before the
+# unreduced result was looked at, and 4 whole values were summed.
+WHOLE_PAD_ANNOTATED_UNREDUCED = """sdy.mesh @mesh = <["x"=8]>
+func.func @main(%a: tensor<4x8xf32>, %p: tensor<f32>) -> tensor<6x8xf32> {
+  %v = stablehlo.pad %a, %p, low = [2, 0], high = [0, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {?}], unreduced={"x":(1)4}>]>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<6x8xf32>
+  return %v : tensor<6x8xf32>
+}
+"""
+
+
+def test_a_whole_pad_annotated_unreduced_is_summed_once(executor) -> None:
+    text = WHOLE_PAD_ANNOTATED_UNREDUCED
+    assert check(text, _partitioned(text), executor=executor).equal
+
+
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
 # manual computation whose result nothing uses. The manual computation made XLA's own
 # partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:

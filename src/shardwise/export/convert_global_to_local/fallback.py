@@ -97,15 +97,7 @@ def replicate_where_the_reference_stops(module: Module) -> None:
     meshes = MeshTable(module.meshes())
     for op in list(module.op.walk_post_order()):
         if op.name in PERMUTATION_OPS:
-            if all(_replicated(v) for v in (*op.operands, *op.results)):
-                continue
-            rule = get_or_create_sharding_rule(op, False, set_on_op=False)
-            if rule is None or rule.is_custom_rule:
-                continue
-            if op.name == "stablehlo.pad":
-                _replicate_factors(op, rule, _padded_factors(op, rule), meshes)
-            elif rule.permutation_factors:
-                _replicate_permutation_factors(op, rule, meshes)
+            _replicate_permuted(op, meshes)
         elif op.name == "stablehlo.custom_call":
             _replicate_unshared_factors(op, meshes)
         elif op.name == "stablehlo.reduce" and reducer(op) not in COMBINABLE:
@@ -129,6 +121,19 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _drop_repeated_sum(op)
         if op.parent is not None and op.name.startswith("stablehlo.") and not op.regions:
             _unreduce_whole_results(op)
+
+
+def _replicate_permuted(op: Op, meshes: MeshTable) -> None:
+    """The dims a permutation op (a pad, a reverse, ...) moves elements along: replicated."""
+    if all(_replicated(v) for v in (*op.operands, *op.results)):
+        return
+    rule = get_or_create_sharding_rule(op, False, set_on_op=False)
+    if rule is None or rule.is_custom_rule:
+        return
+    if op.name == "stablehlo.pad":
+        _replicate_factors(op, rule, _padded_factors(op, rule), meshes)
+    elif rule.permutation_factors:
+        _replicate_permutation_factors(op, rule, meshes)
 
 
 def _unreduce_whole_results(op: Op) -> None:
