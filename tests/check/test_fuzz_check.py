@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from shardwise import cli
@@ -902,7 +903,7 @@ func.func @main(%a0: tensor<4x8xf32>, %a6: tensor<4x1x1xf32>) -> (tensor<f32> {s
 """
 
 
-def test_a_computation_read_only_by_dead_code_is_dead(executor) -> None:
+def test_a_computation_read_only_by_dead_code_is_dead(executor, monkeypatch) -> None:
     result = check(DEAD_THROUGH_A_RESHAPE, _partitioned(DEAD_THROUGH_A_RESHAPE), executor=executor)
     assert result.reference == "unsharded" and result.equal
     # Live, the computation makes XLA's partitioning the reference of the result it reaches;
@@ -912,8 +913,9 @@ def test_a_computation_read_only_by_dead_code_is_dead(executor) -> None:
     ).replace("return %v16 : tensor<f32>", "return %v2, %v16 : tensor<2x4x4xf32>, tensor<f32>")
     result = check(live, _partitioned(live), executor=executor)
     assert result.reference == "xla+unsharded" and result.xla_results == (0,) and result.equal
-    # XLA's partitioning cannot be compared on an unreduced result the computation reaches:
-    # an error naming why, not a false DIFFERENT.
+    # XLA's partitioning cannot be compared on an unreduced result the computation reaches
+    # (it returns the replicated sum declared unreduced whole on both devices). The ops
+    # around the computation are then run unsharded on its result from XLA.
     reached = live.replace(
         "stablehlo.reduce(%a6 init: %v15) applies stablehlo.add across dimensions = [0, 1, 2] "
         ": (tensor<4x1x1xf32>",
@@ -921,8 +923,20 @@ def test_a_computation_read_only_by_dead_code_is_dead(executor) -> None:
         ": (tensor<2x4x4xf32>",
     )
     assert reached != live
+    local = _partitioned(reached)
+    result = check(reached, local, executor=executor)
+    assert result.reference == "around-computations" and result.equal, result
+    # Without the zeroing off the leader, each of the two devices holds the whole sum.
+    zeroed = local.replace("dense<[true, false]>", "dense<[true, true]>")
+    assert zeroed != local, local
+    assert not check(reached, zeroed, executor=executor).results[1].equal
+    # Where no program around the computation can be made (it is in a loop body), the error
+    # names why, not a false DIFFERENT.
+    from shardwise.check import checker
+
+    monkeypatch.setattr(checker.programs, "cut_at_computations", lambda *_: None)
     with pytest.raises(UnsupportedError, match="result 1 has unreduced axes"):
-        check(reached, _partitioned(reached), executor=executor)
+        check(reached, local, executor=executor)
 
 
 # Fuzz --check findings 2045-68-37 and 2045-418-9: a live manual computation made XLA's own
@@ -1099,3 +1113,39 @@ def test_a_sharding_with_sub_axes_that_cannot_coexist_is_rejected_at_its_op() ->
     assert e.value.location is not None and e.value.location.line == 3
     coexisting = SUB_AXES_THAT_CANNOT_COEXIST.replace('{"z":(3)2}', '{"z":(2)3}')
     assert "stablehlo.negate" in _partitioned(coexisting)
+
+
+# Fuzz --check finding 2051-401-11, shrunk: a strided slice of an argument that a manual
+# computation reads sharded. XLA's partitioner makes an HLO its verifier rejects (a slice
+# of f32[11,2] that is f32[1,2]), so XLA's whole run cannot be the reference (the module was
+# `cannot-run`). XLA now partitions only the computation, and the rest runs unsharded.
+STRIDED_SLICE_BESIDE_A_COMPUTATION = """sdy.mesh @mesh = <["y"=2, "z"=4]>
+func.func @main(%a: tensor<32x6xf32>) -> (tensor<1x2xf32>, tensor<8x4x6xf32>) {
+  %s = stablehlo.slice %a [31:32:3, 2:6:3] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<32x6xf32>) -> tensor<1x2xf32>
+  %r = stablehlo.reshape %a : (tensor<32x6xf32>) -> tensor<8x4x6xf32>
+  %m = sdy.manual_computation(%r) in_shardings=[<@mesh, [{"y", "z"}, {}, {}]>] out_shardings=[<@mesh, [{"y"}, {}, {"z"}]>] manual_axes={"y"} (%c: tensor<4x4x6xf32>) {
+    %t = stablehlo.tanh %c : tensor<4x4x6xf32>
+    sdy.return %t : tensor<4x4x6xf32>
+  } : (tensor<8x4x6xf32>) -> tensor<8x4x6xf32>
+  %n = stablehlo.negate %m : tensor<8x4x6xf32>
+  return %s, %n : tensor<1x2xf32>, tensor<8x4x6xf32>
+}
+"""
+
+
+def test_a_program_xla_cannot_partition_whole_is_checked_around_its_computation(executor) -> None:
+    from shardwise.check import xla_spmd
+    from shardwise.check.executor import ExecutionError
+
+    text = STRIDED_SLICE_BESIDE_A_COMPUTATION
+    whole = xla_spmd.spmd_program(text, "f.mlir")
+    with pytest.raises(ExecutionError, match="hlo verifier"):
+        executor.run(whole.text, [np.zeros((32, 6), np.float32)], 8, xla_spmd.result_shapes(whole))
+    local = _partitioned(text)
+    result = check(text, local, executor=executor)
+    assert result.equal and result.reference == "around-computations", result
+    assert result.xla_results == (1,)
+    # The computation's result is still compared: a local body computing sine is caught.
+    wrong = local.replace("stablehlo.tanh", "stablehlo.sine", 1)
+    assert wrong != local
+    assert not check(text, wrong, executor=executor).results[1].equal

@@ -42,6 +42,7 @@ __all__ = [
     "is_computation",
     "without_results",
     "cut_at_computations",
+    "set_results",
 ]
 
 DEVICE_MESH = "shardwise_devices"
@@ -164,7 +165,7 @@ def _types_text(types: Sequence[ir.Type]) -> str:
     return ", ".join(str(t) for t in types)
 
 
-def _set_results(func: Op, values: list[Value]) -> None:
+def set_results(func: Op, values: list[Value]) -> None:
     """Make `values` the function's results (its return and its type)."""
     block = func.regions[0].entry
     ret = block.terminator
@@ -191,7 +192,7 @@ def add_intermediates(func: Op) -> list[Value]:
     assert ret is not None
     originals = list(ret.operands)
     extra = [v for op in main_ops(func) for v in op.results]
-    _set_results(func, originals + extra)
+    set_results(func, originals + extra)
     return extra
 
 

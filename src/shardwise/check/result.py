@@ -182,8 +182,8 @@ class CheckResult:
                 f"  reference: for result{'s' if len(self.xla_results) > 1 else ''} "
                 f"{', '.join(map(str, self.xla_results))}, the unsharded program around its "
                 "manual or named computations, fed with their results from XLA's own SPMD "
-                "partitioning (XLA's run of the whole program disagreed; the ops around the "
-                "computations have an unsharded meaning)"
+                "partitioning (used where XLA's run of the whole program disagrees or fails: "
+                "the ops around the computations have an unsharded meaning)"
             )
         lines.extend(f"  {r}" for r in self.results)
         if self.divergence is not None:

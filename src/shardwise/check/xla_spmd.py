@@ -31,6 +31,7 @@ from shardwise.check.programs import (
     funcs_holding_computations,
     is_computation,
     main_ops,
+    set_results,
 )
 from shardwise.io.mlir import load_text, write_text
 from shardwise.ir import Module
@@ -53,8 +54,14 @@ def needs_xla_reference(module: Module) -> bool:
     )
 
 
-def spmd_program(text: str, filename: str, intermediates: bool = False) -> Program:
-    """The global program for XLA's partitioner (see the module docstring)."""
+def spmd_program(
+    text: str, filename: str, intermediates: bool = False, computations_only: bool = False
+) -> Program:
+    """The global program for XLA's partitioner (see the module docstring).
+
+    `computations_only`: main returns the results of its top-level manual and named
+    computations (and calls of functions holding one) instead of its own, in program order,
+    so that XLA partitions only them and what they read (`checker._around_computations`)."""
     module = load_text(text, filename)
     main = find_main(module)
     for op in main_ops(main):
@@ -67,6 +74,12 @@ def spmd_program(text: str, filename: str, intermediates: bool = False) -> Progr
         if op.name == "sdy.reshard":
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
+    if computations_only:
+        holding = funcs_holding_computations(module)
+        main.properties.pop("res_attrs", None)
+        set_results(
+            main, [r for op in main_ops(main) if is_computation(op, holding) for r in op.results]
+        )
     ops = tuple(main_ops(main))
     shardings = tuple(_per_value(op.attributes.get(ir.SHARDING_ATTR)) for op in ops)
     num_results = len(ir.func_result_types(main))
