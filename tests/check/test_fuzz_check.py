@@ -785,6 +785,23 @@ def test_a_whole_pad_annotated_unreduced_is_summed_once(executor) -> None:
     assert check(text, _partitioned(text), executor=executor).equal
 
 
+# Fuzz --check findings 2053-163-4 and 2053-52-11, in one: a result sharded on one part of an
+# axis and unreduced over the other. The operand resharded to its dims has that axis's
+# name, so the unreduced part passed for one the operand had, and two whole values were
+# summed. Parts are compared now, not names.
+WHOLE_RESULT_UNREDUCED_OVER_ANOTHER_PART = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%a: tensor<8x6xf32>) -> tensor<8x6xf32> {
+  %v = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y":(1)2}, {}], unreduced={"y":(2)2}>]>} : tensor<8x6xf32>
+  return %v : tensor<8x6xf32>
+}
+"""
+
+
+def test_a_result_unreduced_over_another_part_of_an_axis_is_summed_once(executor) -> None:
+    text = WHOLE_RESULT_UNREDUCED_OVER_ANOTHER_PART
+    assert check(text, _partitioned(text), executor=executor).equal
+
+
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
 # manual computation whose result nothing uses. The manual computation made XLA's own
 # partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:

@@ -143,18 +143,20 @@ def _unreduce_whole_results(op: Op) -> None:
 
     Explicit reshards leave such a result as it is (a ``dynamic_update_slice`` of
     replicated operands annotated unreduced), and the all-reduce after it summed N whole
-    values (fuzz --check 2050-225-16)."""
-    used = {
-        a.name
+    values (fuzz --check 2050-225-16). Axes, not axis names: an operand sharded on
+    ``"z":(1)2`` has no part of the result's ``unreduced={"z":(2)2}`` (2053-163-4,
+    2053-52-11: the operands' reshards to the result's dims had the axis's other part)."""
+    used = [
+        a
         for v in op.operands
         if (sharding := get_sharding(v)) is not None
         for a in (*sharding.dim_axes(), *sharding.unreduced_axes)
-    }
+    ]
     for result in op.results:
         sharding = get_sharding(result)
         if sharding is None or not sharding.unreduced_axes:
             continue
-        if any(a.name in used for a in sharding.unreduced_axes):
+        if any(u.overlaps(a) for u in sharding.unreduced_axes for a in used):
             continue
         set_sharding(result, replace(sharding, unreduced_axes=()))
         properties = {"axes": axis_ref_list_attr(sharding.unreduced_axes), "out_sharding": sharding}
