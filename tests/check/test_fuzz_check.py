@@ -802,6 +802,23 @@ def test_a_result_unreduced_over_another_part_of_an_axis_is_summed_once(executor
     assert check(text, _partitioned(text), executor=executor).equal
 
 
+# Fuzz --check finding 2054-151-5, shrunk: the same for a reduce (an op with a reducer region)
+# of a replicated value, constrained unreduced: four whole sums were summed.
+WHOLE_SUM_ANNOTATED_UNREDUCED = """sdy.mesh @mesh = <["z"=4]>
+func.func @main(%a: tensor<6xf32>) -> tensor<f32> {
+  %z = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %s = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>
+  %u = sdy.sharding_constraint %s <@mesh, [], unreduced={"z"}> : tensor<f32>
+  return %u : tensor<f32>
+}
+"""
+
+
+def test_a_whole_sum_annotated_unreduced_is_summed_once(executor) -> None:
+    text = WHOLE_SUM_ANNOTATED_UNREDUCED
+    assert check(text, _partitioned(text), executor=executor).equal
+
+
 # Fuzz --check finding 2042-8-15: a pad with a negative low edge along a sharded dim, and a
 # manual computation whose result nothing uses. The manual computation made XLA's own
 # partitioning the reference, and XLA's partitioner gets that pad wrong (with --against xla:
@@ -1166,3 +1183,36 @@ def test_a_program_xla_cannot_partition_whole_is_checked_around_its_computation(
     wrong = local.replace("stablehlo.tanh", "stablehlo.sine", 1)
     assert wrong != local
     assert not check(text, wrong, executor=executor).results[1].equal
+
+
+# Fuzz --check finding 2054-2-10, shrunk: the square of a sum of 6,144 products that
+# cancels to about 21. The square magnifies the sum's rounding 42 times; the partitioned
+# order of additions was 29 ulps off the float64 truth where the unsharded run was by chance
+# within one, so the fixed floor failed it and the perturbed runs (which move it as far)
+# made it UNDECIDED. It is equal within the program's own sensitivity now ("amplified").
+SQUARE_OF_A_CANCELLING_SUM = """sdy.mesh @mesh = <["y"=8]>
+func.func @main(%a0: tensor<6xf32>, %a1: tensor<12x8x16xf32>, %a2: tensor<16x4x12xf32>) -> tensor<f32> {
+  %v0 = sdy.reshard %a1 <@mesh, [{?}, {?}, {"y", ?}]> : tensor<12x8x16xf32>
+  %v2 = stablehlo.dot_general %v0, %a2, batching_dims = [2, 0] x [0, 2], contracting_dims = [] x [] : (tensor<12x8x16xf32>, tensor<16x4x12xf32>) -> tensor<16x12x8x4xf32>
+  %v3 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v4 = stablehlo.reduce(%v2 init: %v3) applies stablehlo.add across dimensions = [0, 1, 2, 3] : (tensor<16x12x8x4xf32>, tensor<f32>) -> tensor<f32>
+  %v5 = stablehlo.multiply %v4, %v4 : tensor<f32>
+  return %v5 : tensor<f32>
+}
+"""
+
+
+def test_rounding_the_program_magnifies_is_equal_within_its_sensitivity(executor) -> None:
+    text = SQUARE_OF_A_CANCELLING_SUM
+    local = _partitioned(text)
+    result = check(text, local, executor=executor)
+    assert result.verdict == "EQUAL" and result.results[0].amplified, result
+    assert not result.results[0].difference.equal  # the fixed floor alone fails it
+    # Without the all-reduce, each device squares its own partial sum: DIFFERENT.
+    module = load_text(local, "local.mlir")
+    (reduce,) = [op for op in module.walk() if op.name == "stablehlo.all_reduce"]
+    reduce.results[0].replace_all_uses_with(reduce.operands[0])
+    reduce.erase()
+    wrong = write_text(module)
+    verdict = check(text, wrong, executor=executor)
+    assert verdict.verdict == "DIFFERENT" and not verdict.results[0].amplified, verdict

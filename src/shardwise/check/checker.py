@@ -322,10 +322,13 @@ def _conditioning(
         if now == 0 or now == left:
             break
         left = now
-    return tuple(
-        replace(c, ill_conditioned=sens[c.index].explained) if c.index in sens else c
-        for c in checks
-    )
+    return tuple(_conditioned(c, sens[c.index]) if c.index in sens else c for c in checks)
+
+
+def _conditioned(check: ResultCheck, sens: conditioning.Sensitivity) -> ResultCheck:
+    if sens.amplified():
+        return replace(check, amplified=True)
+    return replace(check, ill_conditioned=sens.explained)
 
 
 def _prepare(

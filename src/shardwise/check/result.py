@@ -23,24 +23,32 @@ class ResultCheck:
     name: str = ""  # the user's name of the result (``jax.result_info``), if the module has it
     # It differs only where the unsharded program itself is unstable (`conditioning`).
     ill_conditioned: bool = False
+    # It differs only by rounding the unsharded program itself magnifies there, by no more
+    # than rounding-level changes of its inputs move it (`conditioning`): equal.
+    amplified: bool = False
     # A float result with no finite element in the reference: equal proves only that the
     # NaNs and infinities are in the same places.
     vacuous: bool = False
 
     @property
     def equal(self) -> bool:
-        return self.difference.equal and not self.differing_devices
+        return (self.difference.equal and not self.differing_devices) or self.amplified
 
     def __str__(self) -> str:
         named = f" {self.name}" if self.name else ""
         text = f"result {self.index}{named} ({self.sharding}): {self.difference}"
-        if self.differing_devices:
+        if self.differing_devices and not self.amplified:
             text += f"; wrong on devices {', '.join(map(str, self.differing_devices))}"
         if self.disagreeing_devices:
             ids = ", ".join(map(str, self.disagreeing_devices))
             text += f"; replicas disagree on devices {ids}"
         if self.vacuous:
             text += "; vacuous: every element is NaN or infinite in the unsharded program"
+        if self.amplified:
+            text += (
+                "; equal within the unsharded program's own sensitivity: it moves as far when "
+                "its inputs change at rounding level (rounding it magnifies, no flipped decision)"
+            )
         if self.ill_conditioned:
             text += (
                 "; ill-conditioned: every differing element also moves when the unsharded "
@@ -133,6 +141,7 @@ class CheckResult:
                     "max_rel_error": r.difference.max_rel_error,
                     "reference_error": r.difference.reference_error,
                     "ill_conditioned": r.ill_conditioned,
+                    "amplified": r.amplified,
                     "wrong_devices": list(r.differing_devices),
                 }
                 for r in self.results

@@ -119,8 +119,13 @@ def replicate_where_the_reference_stops(module: Module) -> None:
             _replicate_expanded_dims(op, meshes)
         elif op.name == "sdy.all_reduce":
             _drop_repeated_sum(op)
-        if op.parent is not None and op.name.startswith("stablehlo.") and not op.regions:
+        if op.parent is not None and op.name.startswith("stablehlo.") and op.name not in _FLOW:
             _unreduce_whole_results(op)
+
+
+# Ops whose results come out of their regions: a branch or a loop body may return a value that
+# is partial over axes the op's operands do not have.
+_FLOW = frozenset({"stablehlo.case", "stablehlo.if", "stablehlo.while"})
 
 
 def _replicate_permuted(op: Op, meshes: MeshTable) -> None:
@@ -145,7 +150,9 @@ def _unreduce_whole_results(op: Op) -> None:
     replicated operands annotated unreduced), and the all-reduce after it summed N whole
     values (fuzz --check 2050-225-16). Axes, not axis names: an operand sharded on
     ``"z":(1)2`` has no part of the result's ``unreduced={"z":(2)2}`` (2053-163-4,
-    2053-52-11: the operands' reshards to the result's dims had the axis's other part)."""
+    2053-52-11: the operands' reshards to the result's dims had the axis's other part). Ops
+    with a reducer region too (2054-151-5: a sum of a replicated value annotated unreduced),
+    not control flow (`_FLOW`)."""
     used = [
         a
         for v in op.operands
