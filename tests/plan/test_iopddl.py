@@ -290,3 +290,47 @@ def test_cli_infeasible_exits_1(tmp_path, capsys):
     path.write_text(json.dumps(data))
     assert main(["iopddl", str(path)]) == 1
     assert "smallest possible peak 7" in capsys.readouterr().err
+
+
+def _split_chain(n: int = 6) -> Problem:
+    """A chain whose every edge forbids (10**18) its two ends to differ. The first half of
+    the nodes prefers strategy 0 (in cost and in usage), the second half strategy 1, so both
+    older starts (each node at its cheapest, each at its least usage) split the chain and take
+    one penalty in the middle, and every move of one node or of both ends of one edge only
+    shifts it along: escaping takes moving half the chain at once."""
+    half = n // 2
+    costs = tuple((0, 10) if i < half else (10, 0) for i in range(n))
+    usages = tuple((0, 1) if i < half else (1, 0) for i in range(n))
+    edges = tuple((i, i + 1) for i in range(n - 1))
+    forbid_unequal = (0, PENALTY, PENALTY, 0)
+    return Problem(
+        "split", tuple((0, 1) for _ in range(n)), costs, usages, edges,
+        (forbid_unequal,) * (n - 1), 100,
+    )  # fmt: skip
+
+
+def test_penalty_free_start_avoids_what_the_local_search_cannot_escape():
+    prob = _split_chain()
+    res = solve(prob, time_limit=5, use_milp=False)
+    assert res.cost == 30 == _brute_force(prob)  # all equal: half the nodes pay 10
+    assert evaluate(prob, res.strategies).feasible
+
+
+def test_penalty_free_start_leaves_memory_for_the_forced_choices():
+    # Node 0 is cheap at strategy 1 (usage 5), which leaves no room for node 1 (live at the
+    # same time) to take the only strategy its edge to node 0 allows then; at strategy 0
+    # (usage 1) both fit. The cheapest choices would take the penalty, the frugal start not.
+    prob = Problem(
+        "memory",
+        ((0, 2), (1, 3)),
+        ((5, 0), (0, 0)),
+        ((1, 5), (1, 5)),
+        ((0, 1),),
+        ((0, PENALTY, PENALTY, 0),),
+        6,
+    )
+    model = iopddl_solver._build_model(prob)
+    start = iopddl_solver._penalty_free_start(model, time.monotonic() + 5, frugal=True)
+    assert iopddl_solver._penalties(model, start) == 0
+    res = solve(prob, time_limit=5, use_milp=False)
+    assert res.cost == 5 == _brute_force(prob)

@@ -8,17 +8,22 @@ per time point where the live set stops growing (the other time points are domin
 usages are non-negative). Before that, edges whose table splits into a row part plus a column
 part, and edges of fixed nodes, are folded into node costs, so they cost no variables.
 
-The local search (`_local_search`) starts from every node at its least usage, which fits
-whenever anything fits (`iopddl.check_feasible` raises otherwise), and again from every node
-at its cheapest strategy after `_repair` brought it under the limit; it moves one node, or the
-two ends of an edge together, to their cheapest strategies that keep every time point under
-the limit, until no move pays or the time is up. It runs before the MILP (so a solution
-exists even if HiGHS finds none in time) and after it, to polish HiGHS's incumbent. The answer is the best solution the exact
-evaluator (`iopddl.evaluate`) accepts.
+The local search (`_local_search`) starts from `_penalty_free_start`: arc consistency over
+the edges' forbidden entries (the contest's ~1e18 costs), then a greedy assignment that keeps
+every time point under the limit (every node at its least usage fits whenever anything fits;
+`iopddl.check_feasible` raises otherwise) and takes no forbidden entry where it can avoid
+one. A second start is every node at its cheapest strategy after `_repair` brought it under
+the limit, where time allows. It moves one node, or the two ends of an edge together, to
+their cheapest strategies that keep every time point under the limit, until no move pays or
+the time is up; a move that adds a forbidden entry costs ~1e18 more, so it never pays. It
+runs before the MILP (so a solution exists even if HiGHS finds none in time) and after it,
+to polish HiGHS's incumbent. The answer is the best solution the exact evaluator
+(`iopddl.evaluate`) accepts.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import time
 from dataclasses import dataclass, replace
@@ -101,8 +106,16 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     check_feasible(problem)
     model = _build_model(problem)
     safe = np.array([int(np.argmin(u)) for u in problem.usages], dtype=np.int64)
-    best = safe.copy()
-    _local_search(model, best, start + 0.25 * time_limit)
+    # The first start avoids the forbidden entries; on a huge instance it may take most of
+    # the time, and the local search after it only takes moves that pay, so adds no penalty.
+    best = _penalty_free_start(model, start + 0.8 * time_limit)
+    if _penalties(model, best) and time.monotonic() < start + 0.5 * time_limit:
+        # The cheapest choices may have used the memory a later node needed to avoid a
+        # penalty: the least-usage choices leave it.
+        frugal = _penalty_free_start(model, start + 0.85 * time_limit, frugal=True)
+        if _penalties(model, frugal) < _penalties(model, best):
+            best = frugal
+    _local_search(model, best, max(start + 0.25 * time_limit, time.monotonic() + 0.05 * time_limit))
     tick = time.monotonic()
     best_ev = evaluate(problem, tuple(best.tolist()))
     # What the end needs: one more exact evaluation, with room to spare.
@@ -110,12 +123,13 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     if not best_ev.feasible:
         best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
     # A second start: every node at its cheapest strategy, brought under the limit.
-    greedy = np.array([int(np.argmin(c)) for c in model.node_cost], dtype=np.int64)
-    _repair(model, greedy, start + 0.3 * time_limit)
-    _local_search(model, greedy, start + 0.4 * time_limit)
-    ev = evaluate(problem, tuple(greedy.tolist()))
-    if ev.feasible and ev.cost < best_ev.cost:
-        best, best_ev = greedy, ev
+    if time.monotonic() < start + 0.3 * time_limit:
+        greedy = np.array([int(np.argmin(c)) for c in model.node_cost], dtype=np.int64)
+        _repair(model, greedy, start + 0.3 * time_limit)
+        _local_search(model, greedy, start + 0.4 * time_limit)
+        ev = evaluate(problem, tuple(greedy.tolist()))
+        if ev.feasible and ev.cost < best_ev.cost:
+            best, best_ev = greedy, ev
     method, bound = "local-search", None
     if use_milp and end - time.monotonic() > 0.1:
         reduced = _tightest_points(model, best, _MAX_MEMORY_NNZ)
@@ -293,6 +307,101 @@ def _repair(model: _Model, assign: np.ndarray, deadline: float) -> None:
         s = int(np.argmin(model.usage[node]))
         _move(model, assign, load, node, s)
         current[node] = model.usage[node][s]
+
+
+def _penalty_free_start(model: _Model, deadline: float, frugal: bool = False) -> np.ndarray:
+    """A start that takes no forbidden entry where it can avoid one, under the memory limit.
+
+    Each node's domain begins as its penalty-free strategies; arc consistency over the
+    two-node edges prunes a strategy that no strategy left in a neighbour's domain joins
+    without a penalty, and propagates. Then nodes are fixed smallest domain first: each takes,
+    among the strategies that keep every time point fitting (the unfixed nodes counted at
+    their least usage, which fits), the one with the fewest penalties against the fixed
+    neighbours, preferring its domain, then the cheapest, then the least usage (with `frugal`,
+    the least usage before the cheapest); each choice is propagated again. A domain that
+    would empty is left as it was (there the fewest penalties win). Nodes still unfixed at
+    `deadline` take their least usage.
+    """
+    n = len(model.node_cost)
+    dom = [c < _PENALTY for c in model.node_cost]
+    dom = [d if d.any() else np.ones(d.shape, dtype=bool) for d in dom]
+    # Only edges with a forbidden entry constrain; `ok[e]` is their penalty-free matrix.
+    ok: dict[int, np.ndarray] = {}
+    adj: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]  # (edge, side, other)
+    for e, (i, j, table) in enumerate(model.pairs):
+        bad = table >= _PENALTY
+        if bad.any():
+            ok[e] = ~bad
+            adj[i].append((e, 0, j))
+            adj[j].append((e, 1, i))
+
+    def propagate(queue: list[int]) -> list[int]:
+        """Prune from the nodes in `queue` on; the nodes whose domain shrank."""
+        changed = []
+        while queue:
+            x = queue.pop()
+            for e, side, y in adj[x]:
+                m = ok[e]
+                support = m[dom[x]].any(axis=0) if side == 0 else m[:, dom[x]].any(axis=1)
+                new = dom[y] & support
+                if new.any() and not np.array_equal(new, dom[y]):
+                    dom[y] = new
+                    queue.append(y)
+                    changed.append(y)
+        return changed
+
+    propagate([x for x in range(n) if adj[x]])
+    safe = np.array([int(np.argmin(u)) for u in model.usage], dtype=np.int64)
+    assign = safe.copy()
+    load = _load(model, assign)
+    fixed = np.zeros(n, dtype=bool)
+    # Smallest domain per constraining edge first: a hub before the leaves that hang on it.
+    weight = [1.0 / (1 + len(a)) for a in adj]
+
+    def key(x: int) -> tuple[float, int]:
+        return (int(dom[x].sum()) * weight[x], x)
+
+    heap = [key(x) for x in range(n)]
+    heapq.heapify(heap)
+    while heap:
+        size, x = heapq.heappop(heap)
+        if fixed[x] or size != key(x)[0]:
+            continue  # done, or a stale entry (the domain shrank since)
+        if time.monotonic() > deadline:
+            break
+        fixed[x] = True
+        cost = model.node_cost[x].copy()
+        penalties = (cost >= _PENALTY).astype(np.int64)
+        for e, side in model.incident[x]:
+            i, j, table = model.pairs[e]
+            other = j if side == 0 else i
+            if fixed[other]:
+                col = table[:, assign[j]] if side == 0 else table[assign[i], :]
+                cost += col
+                penalties += col >= _PENALTY
+        fits = model.usage[x] - model.usage[x][assign[x]] <= _headroom(model, load, x)
+        fits[assign[x]] = True
+        # (np.lexsort's last key is its first)
+        tie = (cost, model.usage[x]) if frugal else (model.usage[x], cost)
+        order = np.lexsort((*tie, ~dom[x], penalties, ~fits))
+        s = int(order[0])
+        _move(model, assign, load, x, s)
+        if dom[x].sum() > 1 or not dom[x][s]:
+            dom[x] = np.zeros(dom[x].shape, dtype=bool)
+            dom[x][s] = True
+            for y in set(propagate([x])):
+                if not fixed[y]:
+                    heapq.heappush(heap, key(y))
+    return assign
+
+
+def _penalties(model: _Model, assign: np.ndarray) -> int:
+    """How many forbidden entries (node costs and edge entries) `assign` takes."""
+    count = sum(int(c[s] >= _PENALTY) for c, s in zip(model.node_cost, assign, strict=True))
+    count += sum(int(t[assign[i], assign[j]] >= _PENALTY) for i, j, t in model.pairs)
+    for members, table in model.others:
+        count += int(table[tuple(int(assign[m]) for m in members)] >= _PENALTY)
+    return count
 
 
 def _memory_nnz(model: _Model) -> int:
