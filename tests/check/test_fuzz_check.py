@@ -1216,3 +1216,25 @@ def test_rounding_the_program_magnifies_is_equal_within_its_sensitivity(executor
     wrong = write_text(module)
     verdict = check(text, wrong, executor=executor)
     assert verdict.verdict == "DIFFERENT" and not verdict.results[0].amplified, verdict
+
+
+# Fuzz --check finding 2055-494-26, shrunk: a callee's argument sharded unreduced, passed a
+# replicated argument of main. Every device passed the whole value, which the callee
+# returned as a partial one, and the sum over "z" was twice it.
+CALLEE_ARGUMENT_UNREDUCED = """sdy.mesh @mesh = <["z"=2]>
+func.func @main(%a: tensor<16xf32>) -> tensor<16xf32> {
+  %v = func.call @callee(%a) : (tensor<16xf32>) -> tensor<16xf32>
+  return %v : tensor<16xf32>
+}
+func.func private @callee(%b: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"z"}>}) -> tensor<16xf32> {
+  %n = stablehlo.negate %b : tensor<16xf32>
+  return %n : tensor<16xf32>
+}
+"""
+
+
+def test_a_replicated_value_passed_to_an_unreduced_callee_argument_is_summed_once(
+    executor,
+) -> None:
+    text = CALLEE_ARGUMENT_UNREDUCED
+    assert check(text, _partitioned(text), executor=executor).equal

@@ -62,7 +62,16 @@ from shardwise.export.resolve_permutation_factors import (
     _replicate_permutation_factors,
     unshard_factors,
 )
-from shardwise.ir import SHARDING_ATTR, Module, Op, TensorType, Value, func_result_attrs
+from shardwise.ir import (
+    SHARDING_ATTR,
+    Module,
+    Op,
+    TensorType,
+    Value,
+    func_arg_attrs,
+    func_result_attrs,
+    symbol_ref_name,
+)
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.rules.rule import OpShardingRule
 from shardwise.rules.stablehlo_attrs import parse_i64_array
@@ -95,6 +104,7 @@ PERMUTATION_OPS = frozenset(
 def replicate_where_the_reference_stops(module: Module) -> None:
     """Insert the reshards that make every op above local (see the module's table)."""
     meshes = MeshTable(module.meshes())
+    funcs = {module.symbol_name(f): f for f in module.funcs}
     for op in list(module.op.walk_post_order()):
         if op.name in PERMUTATION_OPS:
             _replicate_permuted(op, meshes)
@@ -113,6 +123,8 @@ def replicate_where_the_reference_stops(module: Module) -> None:
                 _reshard_through_replicated(op)
         elif op.name == "func.return":
             _unreduce_returned_values(op)
+        elif op.name == "func.call":
+            _unreduce_call_arguments(op, funcs)
         elif op.name == "stablehlo.case":
             _reduce_branch_index(op, meshes)
         elif op.name == "stablehlo.broadcast_in_dim":
@@ -253,6 +265,23 @@ def _unreduce_returned_values(op: Op) -> None:
         return
     for index, value in enumerate(op.operands):
         wanted = (func_result_attrs(func, index) or {}).get(SHARDING_ATTR)
+        if not isinstance(wanted, TensorSharding) or not wanted.unreduced_axes:
+            continue
+        if get_sharding(value) is not None:
+            continue
+        op.set_operand(index, _partial_before(op, value, wanted))
+
+
+def _unreduce_call_arguments(op: Op, funcs: dict[str | None, Op]) -> None:
+    """The same at a call: an argument of the callee sharded with unreduced axes, passed a
+    value with no sharding (fuzz --check 2055-494-26: every device passed the whole value,
+    and the callee's partial value was summed twice)."""
+    attr = op.properties.get("callee") or op.attributes.get("callee")
+    callee = funcs.get(symbol_ref_name(attr)) if attr is not None else None
+    if callee is None:
+        return
+    for index, value in enumerate(op.operands):
+        wanted = (func_arg_attrs(callee, index) or {}).get(SHARDING_ATTR)
         if not isinstance(wanted, TensorSharding) or not wanted.unreduced_axes:
             continue
         if get_sharding(value) is not None:
