@@ -268,7 +268,7 @@ class PropagationDriver:
             for position in skip.positions_to_visit(self, seed, patterns):
                 required[last - position] = 1
             worklist.skippable = len(seed)
-        registered_op = self._propagate_registered_op
+        registered_op, ruleless = self._propagate_registered_op, self.ruleless_names
         while stack:
             if skipping and len(stack) == worklist.skippable:  # no pushed op above the seeded
                 if skip.unrequeued_write:
@@ -299,8 +299,11 @@ class PropagationDriver:
                 self._erase(op)
                 continue
             self.current = op
-            pattern = patterns.get(op.name)
+            name = op.name
+            pattern = patterns.get(name)
             if pattern is None:
+                if name in ruleless and SHARDING_RULE_ATTR not in op.attributes:
+                    continue  # `_rule_of`'s first test inline: constants, returns, computations
                 registered_op(op)
             else:
                 pattern(op)
