@@ -8,6 +8,7 @@ import warnings
 
 from shardwise.errors import InputError
 from shardwise.imports.add_data_flow_edges import EdgePlacer, add_data_flow_edges_to
+from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import (
     SHARDING_ATTR,
     BatchErase,
@@ -21,8 +22,10 @@ from shardwise.ir import (
 from shardwise.passes import sdy_pass
 from shardwise.sdy.call_graph import (
     callee_name,
+    calls_by_func,
     calls_in_call_graph_order,
     func_arg_shardings,
+    has_body,
     ops_in_post_order,
     original_func_name,
 )
@@ -30,6 +33,7 @@ from shardwise.sdy.funcs import callee_of
 from shardwise.sharding import TensorShardingPerValue
 
 __all__ = [
+    "import_flattened_calls",
     "import_func_calls",
 ]
 
@@ -42,8 +46,12 @@ _NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
 
 def _move_body_converting_return(func: Op, target: Region) -> None:
     """`inlineRegionAndConvertTerminatorOp<sdy.return>`: move the blocks, retype the return."""
-    for block in list(func.regions[0].blocks):
-        func.regions[0].blocks.remove(block)
+    _move_blocks_converting_return(func.regions[0], target)
+
+
+def _move_blocks_converting_return(source: Region, target: Region) -> None:
+    for block in list(source.blocks):
+        source.blocks.remove(block)
         target.add_block(block)
         terminator = block.terminator
         if terminator is not None and terminator.name == "func.return":
@@ -145,3 +153,67 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
         for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
             add_data_flow_edges_to(op, placer)
         placer.flush()
+
+
+def import_flattened_calls(module: Module) -> bool:
+    """``sdy-flatten-call-graph``, ``symbol-dce``, ``sdy-import-func-calls`` in one go, when no
+    callee makes a call itself (a call-heavy model: conv_256 calls one ReLU func per layer);
+    False, the module untouched, otherwise (or when a callee is missing or has no body: the
+    passes one by one report that).
+
+    Flattening would give every call after a callee's first its own clone of the callee, then
+    the import would move each clone's body into its call's named computation and erase every
+    callee. Here those calls get a clone of the callee's region straight away (made before the
+    first call takes the body: a clone of the original, as flattening's), and no func is
+    cloned, named, inserted or erased for them. Symbol-dce runs first, as it runs between the
+    two passes there: the calls of a dead func would otherwise be imported too (the second
+    symbol-dce erases them with it either way, but they would take the callee's body first).
+    """
+    table = SymbolTable(module)
+    by_func = calls_by_func(module)
+    for calls in by_func.values():
+        for call in calls:
+            func = table.lookup(callee_name(call))
+            if func is None or func.name != "func.func" or not has_body(func) or by_func[func]:
+                return False
+    symbol_dce(module)
+    table = SymbolTable(module)
+    calls = calls_in_call_graph_order(module)
+    callees: dict[str, Op] = {}
+    counts: dict[str, int] = {}
+    for call in calls:
+        name = callee_name(call)
+        callees[name] = callee_of(module, call, table)
+        counts[name] = counts.get(name, 0) + 1
+    position = _positions(calls)
+    clones: dict[str, list[Region]] = {}
+    for call in calls:
+        name = callee_name(call)
+        func = callees[name]
+        named = _named_computation_for(module, call, func)
+        block = call.parent
+        assert block is not None
+        named.parent = block
+        block.ops[position[call]] = named
+        region = named.add_region(Region())
+        pending = clones.get(name)
+        if pending is None:
+            # Clones for the later calls, taken before this one takes the body.
+            pending = clones[name] = [
+                clone_region(func.regions[0]) for _ in range(counts[name] - 1)
+            ]
+            pending.reverse()
+            _move_body_converting_return(func, region)
+        else:
+            _move_blocks_converting_return(pending.pop(), region)
+        _replace_op(call, named)
+    with BatchErase() as batch:
+        for name in clones:
+            callee = table.lookup(name)
+            if callee is not None:
+                table.erase(callee, batch)
+    placer = EdgePlacer()
+    for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
+        add_data_flow_edges_to(op, placer)
+    placer.flush()
+    return True

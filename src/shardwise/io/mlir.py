@@ -349,12 +349,15 @@ class GenericForm:
         # size (moe_128: 4.7 MB against 1.1 MB with the alias table; an alias is resolved
         # once, then looked up). `assume_verified`: the parse has just verified the module;
         # printing would verify it again.
+        # `binary`: bytes decoded here are faster than the bindings' own text stream (conv_256:
+        # 12 ms instead of 14-15 ms for the same 195 kB).
         printed = module.operation.get_asm(
+            binary=True,
             print_generic_op_form=True,
             enable_debug_info=explicit,
             use_local_scope=not explicit and "{-#" not in text,
             assume_verified=True,
-        )
+        ).decode()
         names: frozenset[str] = frozenset()
         if unregistered:
             found = {op.name for op in gen.parse_generic(printed, filename, _sdy_parser()).walk()}

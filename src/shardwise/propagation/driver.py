@@ -33,9 +33,9 @@ from shardwise.mesh import Mesh
 from shardwise.propagation.factor_propagation import (
     FactorPropagation,
     PropagationDirection,
-    new_tensor_shardings,
     propagate_op_shardings,
 )
+from shardwise.propagation.observed_step import observed_step
 from shardwise.propagation.projection import ShardingProjection
 from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, SettledOpSkip
 from shardwise.propagation.sharding_group_map import ShardingGroupMap
@@ -193,11 +193,13 @@ class PropagationDriver:
         self.current: Op | None = None
         self.main: Op | None = None  # the main func, set by `run`
         self.observer_projection: ShardingProjection | None = None
-        # The observed steps by their arguments (`_observed_step`), kept from run to run.
+        # The observed steps by their arguments (`observed_step`), kept from run to run.
         self.observed_steps: dict[tuple, tuple] = previous.observed_steps if previous else {}
         # Per-factor directions by (op name, rule) when the direction function depends on
         # nothing else (`op_invariant`; see `_directions`).
         self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
+        # The direction of every `sdy.data_flow_edge` when it is op-invariant (`edge_direction`).
+        self.edge_direction_memo: StepDirection | None = None
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
         self.skip: SettledOpSkip = SettledOpSkip(
@@ -266,7 +268,7 @@ class PropagationDriver:
             for position in skip.positions_to_visit(self, seed, patterns):
                 required[last - position] = 1
             worklist.skippable = len(seed)
-        registered_op = self._propagate_registered_op
+        registered_op, ruleless = self._propagate_registered_op, self.ruleless_names
         while stack:
             if skipping and len(stack) == worklist.skippable:  # no pushed op above the seeded
                 if skip.unrequeued_write:
@@ -297,8 +299,11 @@ class PropagationDriver:
                 self._erase(op)
                 continue
             self.current = op
-            pattern = patterns.get(op.name)
+            name = op.name
+            pattern = patterns.get(name)
             if pattern is None:
+                if name in ruleless and SHARDING_RULE_ATTR not in op.attributes:
+                    continue  # `_rule_of`'s first test inline: constants, returns, computations
                 registered_op(op)
             else:
                 pattern(op)
@@ -479,6 +484,15 @@ class PropagationDriver:
             parts = self.edge_parts[id(edge)] = (edge, target, owner_op, sources, rule)
         _, target, owner_op, sources, rule = parts
         current = edge.get_attr("sharding")
+        source_shardings = [get_sharding(v) for v in sources]
+        direction = self.edge_direction(edge)
+        self.skip.edge_directions[id(edge)] = direction  # as `unsettled`, for the next run
+        if current is None and not any(source_shardings):
+            # No sharding on either side: no mesh, the step would change nothing (as a
+            # registered op's visit, which returns before the step then).
+            if self.skip.unsettled:
+                self.skip.unsettled.discard(id(edge))
+            return
         if current is not None:
             current = data_flow.transform_target_sharding(
                 owner_op, target, current, data_flow.BEFORE_EDGE_PROPAGATION
@@ -489,11 +503,9 @@ class PropagationDriver:
                 owner_op, target, sharding, data_flow.AFTER_EDGE_PROPAGATION
             )
 
-        direction = self._direction_for(edge)
-        self.skip.edge_directions[id(edge)] = direction  # as `unsettled`, for the next run
         if self.propagate_tensor_shardings(
             edge,
-            self._value_side(sources),
+            _Tensors(sources, source_shardings),
             _Tensors(edge.results, [current], set_target),
             rule,
             direction,
@@ -543,7 +555,16 @@ class PropagationDriver:
         factor is done once per step)."""
         return self.direction_fn.for_op(op)
 
-    edge_direction = _direction_for  # what `SettledOpSkip` compares for a data-flow edge
+    def edge_direction(self, edge: Op) -> StepDirection:
+        """`_direction_for` a data-flow edge (what `SettledOpSkip` compares for one). Edges
+        have no rule, so where the direction function reads only the op's name and rule
+        (`op_invariant`) every edge has the first one's direction."""
+        direction = self.edge_direction_memo
+        if direction is None:
+            direction = self.direction_fn.for_op(edge)
+            if self.direction_fn.op_invariant:
+                self.edge_direction_memo = direction
+        return direction
 
     def _value_side(
         self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
@@ -628,8 +649,8 @@ class PropagationDriver:
         )
         if self.observer is not None:
             if any(new_operands) or any(new_results):  # the observer sees the steps that write
-                new_operands, new_results = self._observed_step(
-                    op, operands, results, rule, mesh_name, mesh, directions, conservative
+                new_operands, new_results = observed_step(
+                    self, op, operands, results, rule, mesh_name, mesh, directions, conservative
                 )
             else:  # and the rule of every step, for its reasons
                 values = operands.values, results.values
@@ -644,31 +665,6 @@ class PropagationDriver:
         if self.observer is not None and changed:
             self.observer.after_step(op, self.observer_projection)
         return changed
-
-    def _observed_step(
-        self, op, operands, results, rule, mesh_name, mesh, directions, conservative
-    ):
-        """The same step as `propagate_op_shardings`, with the projections before and after it
-        for the observer (which only reads them); memoized by the step's arguments, as the
-        step is (`observed_steps`)."""
-        elementwise = is_elementwise(op)
-        shardings = (tuple(operands.shardings), tuple(results.shardings))
-        key = (self.strategy, rule, shardings, mesh_name, directions, conservative, elementwise)
-        found = self.observed_steps.get(key)
-        if found is None:
-            before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
-            after = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
-            updates = self.strategy.propagate_factor_shardings(
-                after, directions.__getitem__, rule.factor_sizes, mesh, conservative, elementwise
-            )
-            news = new_tensor_shardings(after, updates, rule, mesh_name, mesh)
-            found = self.observed_steps[key] = (before, after, news)
-        observer = self.observer
-        assert observer is not None
-        observer.step_info(self, op, operands.values, results.values, rule, directions, mesh_name)
-        observer.before_step(op, found[0])
-        self.observer_projection = found[1]
-        return found[2]
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
         old = side.shardings[i]

@@ -22,7 +22,7 @@ from shardwise.imports.apply_sharding_constraints import (
     apply_sharding_constraints,
 )
 from shardwise.imports.flatten_call_graph import flatten_call_graph
-from shardwise.imports.import_func_calls import import_func_calls
+from shardwise.imports.import_func_calls import import_flattened_calls, import_func_calls
 from shardwise.imports.import_pipeline import import_pipeline
 from shardwise.imports.pre_order_funcs import pre_order_funcs
 from shardwise.imports.sharding_group_import import sharding_group_import
@@ -73,9 +73,10 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
     if options.dedup_functions_fully:
         add_func_data_flow_edges(module)
     else:
-        flatten_call_graph(module)
-        symbol_dce(module)
-        import_func_calls(module)
+        if not import_flattened_calls(module):  # the three passes in one go, when it can
+            flatten_call_graph(module)
+            symbol_dce(module)
+            import_func_calls(module)
         # One walk for the next steps (which add, move or erase no group, constraint or
         # manual computation, but for symbol-dce's erasures): constraint targets include
         # manual computations.
