@@ -263,13 +263,7 @@ def _unreduce_returned_values(op: Op) -> None:
     func = op.parent_op
     if func is None or func.name != "func.func":
         return
-    for index, value in enumerate(op.operands):
-        wanted = (func_result_attrs(func, index) or {}).get(SHARDING_ATTR)
-        if not isinstance(wanted, TensorSharding) or not wanted.unreduced_axes:
-            continue
-        if get_sharding(value) is not None:
-            continue
-        op.set_operand(index, _partial_before(op, value, wanted))
+    _unreduce_operands(op, [func_result_attrs(func, i) for i in range(len(op.operands))])
 
 
 def _unreduce_call_arguments(op: Op, funcs: dict[str | None, Op]) -> None:
@@ -280,8 +274,14 @@ def _unreduce_call_arguments(op: Op, funcs: dict[str | None, Op]) -> None:
     callee = funcs.get(symbol_ref_name(attr)) if attr is not None else None
     if callee is None:
         return
-    for index, value in enumerate(op.operands):
-        wanted = (func_arg_attrs(callee, index) or {}).get(SHARDING_ATTR)
+    _unreduce_operands(op, [func_arg_attrs(callee, i) for i in range(len(op.operands))])
+
+
+def _unreduce_operands(op: Op, attrs: Sequence[dict[str, object] | None]) -> None:
+    """Each operand of `op` with no sharding whose `attrs` (the func's result or the
+    callee's argument attributes) want unreduced axes: made partial before `op`."""
+    for index, (value, attr) in enumerate(zip(op.operands, attrs, strict=True)):
+        wanted = (attr or {}).get(SHARDING_ATTR)
         if not isinstance(wanted, TensorSharding) or not wanted.unreduced_axes:
             continue
         if get_sharding(value) is not None:
