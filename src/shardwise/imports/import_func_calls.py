@@ -5,6 +5,7 @@ body (Shardy's `import/import_func_calls.cc`).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 from shardwise.errors import InputError
 from shardwise.imports.add_data_flow_edges import EdgePlacer, add_data_flow_edges_to
@@ -125,11 +126,7 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
                 "a body; give it a body or inline it before propagation",
                 call.location,
             )
-        named = _named_computation_for(module, call, func)
-        block = call.parent
-        assert block is not None
-        named.parent = block
-        block.ops[position[call]] = named
+        named = _named_computation_in_place_of(module, call, func, position)
         if name in moved:
             warnings.warn(
                 f"function @{name} has multiple call ops, we need to clone the function "
@@ -142,17 +139,9 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
             _move_body_converting_return(func, region)
             moved[name] = region
         _replace_op(call, named)
-    # One pass over the module body for all of them (each `erase` would scan it).
-    with BatchErase() as batch:
-        for name in moved:
-            callee = table.lookup(name)
-            if callee is not None:
-                table.erase(callee, batch)
+    _erase_callees(table, moved)
     if add_data_flow_edges_on_named_computations:
-        placer = EdgePlacer()
-        for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
-            add_data_flow_edges_to(op, placer)
-        placer.flush()
+        _add_edges_on_named_computations(module)
 
 
 def import_flattened_calls(module: Module) -> bool:
@@ -190,11 +179,7 @@ def import_flattened_calls(module: Module) -> bool:
     for call in calls:
         name = callee_name(call)
         func = callees[name]
-        named = _named_computation_for(module, call, func)
-        block = call.parent
-        assert block is not None
-        named.parent = block
-        block.ops[position[call]] = named
+        named = _named_computation_in_place_of(module, call, func, position)
         region = named.add_region(Region())
         pending = clones.get(name)
         if pending is None:
@@ -207,13 +192,36 @@ def import_flattened_calls(module: Module) -> bool:
         else:
             _move_blocks_converting_return(pending.pop(), region)
         _replace_op(call, named)
+    _erase_callees(table, clones)
+    _add_edges_on_named_computations(module)
+    return True
+
+
+def _named_computation_in_place_of(
+    module: Module, call: Op, func: Op, position: dict[Op, int]
+) -> Op:
+    """The named computation for `call`, put at the call's place in its block (the call is
+    replaced by `_replace_op` once the computation has its body)."""
+    named = _named_computation_for(module, call, func)
+    block = call.parent
+    assert block is not None
+    named.parent = block
+    block.ops[position[call]] = named
+    return named
+
+
+def _erase_callees(table: SymbolTable, names: Iterable[str]) -> None:
+    """Erase the inlined functions: one pass over the module body for all of them (each
+    `erase` would scan it)."""
     with BatchErase() as batch:
-        for name in clones:
+        for name in names:
             callee = table.lookup(name)
             if callee is not None:
                 table.erase(callee, batch)
+
+
+def _add_edges_on_named_computations(module: Module) -> None:
     placer = EdgePlacer()
     for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
         add_data_flow_edges_to(op, placer)
     placer.flush()
-    return True
