@@ -141,15 +141,15 @@ def check(
         if len(xla_results) == len(checks)
         else "xla+unsharded"
     )
-    if not whole:
-        reference = "around-computations"
-        tolerance = "the computations' results come from XLA's partitioned run"
-    elif xla_results and not all(c.equal for c in checks):
+    around = None
+    if whole and xla_results and not all(c.equal for c in checks):
         around = _around_computations(run, case)
         if around is not None:
             gout = [around[i] if i in xla_results else g for i, g in enumerate(gout)]
-            checks, reference = _checks(case, lout, gout, truths), "around-computations"
-            tolerance = "the computations' results come from XLA's partitioned run"
+            checks = _checks(case, lout, gout, truths)
+    if not whole or around is not None:
+        reference = "around-computations"
+        tolerance = "the computations' results come from XLA's partitioned run"
     divergence = None
     if not all(c.equal for c in checks):
         checks = _conditioning(run, case, checks, lout, gout, truths, seed)

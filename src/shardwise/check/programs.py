@@ -173,14 +173,23 @@ def set_results(func: Op, values: list[Value]) -> None:
     ret.drop_operands()
     for value in values:
         ret.add_operand(value)
-    args = [a.type for a in block.args]
-    results = [v.type for v in values]
+    _retype(func)
+
+
+def _retype(func: Op) -> None:
+    """The function's type and attribute lists from its entry block's arguments and its
+    return's operands (lists grown with empty dicts, cut to the count)."""
+    block = func.regions[0].entry
+    ret = block.terminator
+    assert ret is not None
+    args, results = [a.type for a in block.args], [v.type for v in ret.operands]
     func.properties["function_type"] = RawAttr(f"({_types_text(args)}) -> ({_types_text(results)})")
-    if "res_attrs" in func.properties:
-        old = func.properties["res_attrs"].elements
-        func.properties["res_attrs"] = ArrayAttr(
-            [old[i] if i < len(old) else DictAttr() for i in range(len(values))]
-        )
+    for key, count in (("arg_attrs", len(args)), ("res_attrs", len(results))):
+        if key in func.properties:
+            old = func.properties[key].elements
+            func.properties[key] = ArrayAttr(
+                [old[i] if i < len(old) else DictAttr() for i in range(count)]
+            )
 
 
 def add_intermediates(func: Op) -> list[Value]:
@@ -400,7 +409,7 @@ def cut_at_computations(text: str, filename: str) -> tuple[str, int] | None:
     """The global program with each manual or named computation at the top level of main
     (and each call there of a function holding one) replaced by new arguments of main, after
     its own: fed with the computations' results from XLA's partitioned run, the ops around
-    the computations then run unsharded (`checker._cut_reference`). Returns the text and the
+    the computations then run unsharded (`checker._around_computations`). Returns the text and the
     number of arguments added; None when a computation is left elsewhere (in a region of
     another op: a loop body) or its results are not static tensors.
 
@@ -425,14 +434,7 @@ def cut_at_computations(text: str, filename: str) -> tuple[str, int] | None:
     holding = funcs_holding_computations(module)
     if any(is_computation(op, holding) for op in main.walk()):
         return None
-    results = _types_text(ir.func_result_types(main))
-    args = _types_text([a.type for a in block.args])
-    main.properties["function_type"] = RawAttr(f"({args}) -> ({results})")
-    if "arg_attrs" in main.properties:
-        old = main.properties["arg_attrs"].elements
-        main.properties["arg_attrs"] = ArrayAttr(
-            [old[i] if i < len(old) else DictAttr() for i in range(len(block.args))]
-        )
+    _retype(main)
     return write_text(module), added
 
 

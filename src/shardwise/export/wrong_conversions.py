@@ -155,8 +155,8 @@ def _check_sub_axes_coexist(op: Op) -> None:
             other = next((b for b in axes[i + 1 :] if not a.can_coexist(b)), None)
             if other is not None:
                 raise ShardwiseError(
-                    f"'{op.name}' has the sharding {sharding}, with the sub-axes {a} and {other} that cannot "
-                    f"coexist (no one decomposition of axis '{a.name}' has both): no device "
+                    f"'{op.name}' has the sharding {sharding}, with the sub-axes {a} and "
+                    f"{other} that cannot coexist (no one decomposition of axis '{a.name}' has both): no device "
                     "layout gives each device one tile of it, and its collectives would mix "
                     "tiles (a wrong program); use sub-axes of one decomposition "
                     f"of '{a.name}' (of two, the later's pre-size a multiple of the earlier's "
