@@ -3,8 +3,9 @@
 Two tensor dimensions are in one class when an op's sharding rule maps both to the same factor
 (as the dim's major factor: a reshape's compound dim follows its first factor), or when a
 data-flow edge carries one to the other (a call's operand and its callee's argument, a region
-op's operand, block argument and result). Union-find over (value, dim) pairs, over every func
-of the module, gives the classes; sharding one dim of a class on an axis lets propagation carry
+op's operand, block argument and result). Union-find over (value, dim) pairs, over the ops the
+entry function reaches, a callee once per call (as Shardy's import flattens calls: two calls
+of a helper do not tie their callers' dims), gives the classes; sharding one dim of a class on an axis lets propagation carry
 the axis to the rest of the class (or forces a reshard where a user's sharding disagrees).
 
 Only the classes that touch an unannotated argument of the entry function are planned. Each
@@ -52,6 +53,9 @@ class DimClass:
     size: int
     arg_dims: tuple[tuple[int, int], ...]  # (argument index, dim)
     value_bytes: int  # elements (not bytes) of every distinct value with a dim in the class
+    # whether a dim of the class is an operand dim of a dot or a convolution: a dim that
+    # splits compute (Megatron's hidden dims), not one only indexed (a scan's layer dim)
+    in_dot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +127,19 @@ class SearchSpace:
 
 
 class _UnionFind:
+    """Union-find over (value, dim, call context): a callee's values are keyed by the call
+    that reached them, so two calls of one func are two copies (as Shardy's import flattens
+    the call graph), and dims that only meet in a shared helper are not tied."""
+
     def __init__(self) -> None:
         self.parent: list[int] = []
-        self.index: dict[tuple[int, int], int] = {}
+        self.index: dict[tuple[int, int, int], int] = {}
         self.values: dict[int, Value] = {}
+        self.dot_keys: list[int] = []  # operand dims of dots and convolutions
+        self.ctx = 0  # the call context of the ops being linked
 
-    def key(self, value: Value, dim: int) -> int:
-        k = (id(value), dim)
+    def key(self, value: Value, dim: int, ctx: int | None = None) -> int:
+        k = (id(value), dim, self.ctx if ctx is None else ctx)
         i = self.index.get(k)
         if i is None:
             i = self.index[k] = len(self.parent)
@@ -159,11 +169,13 @@ def _elements(value: Value) -> int:
     return t.num_elements if isinstance(t, TensorType) and t.is_static else 0
 
 
-def _link_values(uf: _UnionFind, a: Value, b: Value) -> None:
+def _link_values(
+    uf: _UnionFind, a: Value, b: Value, ctx_a: int | None = None, ctx_b: int | None = None
+) -> None:
     if _rank(a) != _rank(b) or not isinstance(a.type, TensorType):
         return
     for d in range(_rank(a)):
-        uf.union(uf.key(a, d), uf.key(b, d))
+        uf.union(uf.key(a, d, ctx_a), uf.key(b, d, ctx_b))
 
 
 def _link_rule(uf: _UnionFind, op: Op) -> None:
@@ -180,20 +192,29 @@ def _link_rule(uf: _UnionFind, op: Op) -> None:
     for keys in by_factor.values():
         for k in keys[1:]:
             uf.union(keys[0], k)
+    if op.name in _COMPUTE_OPS:
+        uf.dot_keys.extend(uf.key(value, d) for value in op.operands for d in range(_rank(value)))
 
 
-def _link_data_flow(uf: _UnionFind, module: Module, op: Op) -> None:
-    if op.name == "func.call":
-        callee = callee_of(module, op)
-        if not callee.regions or not callee.regions[0].blocks:
-            return
-        block = callee.regions[0].entry
-        for a, b in zip(op.operands, block.args, strict=False):
-            _link_values(uf, a, b)
-        if block.terminator is not None:
-            for a, b in zip(block.terminator.operands, op.results, strict=False):
-                _link_values(uf, a, b)
-        return
+_COMPUTE_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"})
+
+
+def _link_call(uf: _UnionFind, module: Module, op: Op, inner: int) -> Op | None:
+    """Tie a call's operands and results (this context) to its callee's arguments and
+    returned values (context `inner`); the callee, or None if it has no body."""
+    callee = callee_of(module, op)
+    if not callee.regions or not callee.regions[0].blocks:
+        return None
+    block = callee.regions[0].entry
+    for a, b in zip(op.operands, block.args, strict=False):
+        _link_values(uf, a, b, uf.ctx, inner)
+    if block.terminator is not None:
+        for a, b in zip(block.terminator.operands, op.results, strict=False):
+            _link_values(uf, a, b, inner, uf.ctx)
+    return callee
+
+
+def _link_data_flow(uf: _UnionFind, op: Op) -> None:
     if op.name == "sdy.manual_computation":  # local types inside: not the same dims
         return
     for region in op.regions:
@@ -205,6 +226,29 @@ def _link_data_flow(uf: _UnionFind, module: Module, op: Op) -> None:
             if term is not None and len(term.operands) == len(op.results):
                 for a, b in zip(term.operands, op.results, strict=True):
                     _link_values(uf, a, b)
+    if op.name == "stablehlo.while":  # one edge: operand, block args, yielded value, result
+        for a, b in zip(op.operands, op.results, strict=False):
+            _link_values(uf, a, b)
+
+
+def _link_from(uf: _UnionFind, module: Module, func: Op) -> None:
+    """Link every op reached from `func`, each callee once per call that reaches it."""
+    contexts = itertools.count(1)
+    work = [(func, 0)]
+    while work:
+        body, uf.ctx = work.pop()
+        for op in body.walk():
+            if op is body or op.name == "func.return":
+                continue
+            if op.name == "func.call":
+                inner = next(contexts)
+                callee = _link_call(uf, module, op, inner)
+                if callee is not None:
+                    work.append((callee, inner))
+            elif op.regions:
+                _link_data_flow(uf, op)
+            else:
+                _link_rule(uf, op)
 
 
 def _candidates(mesh: Mesh, size: int) -> tuple[Candidate, ...]:
@@ -225,16 +269,11 @@ def _candidates(mesh: Mesh, size: int) -> tuple[Candidate, ...]:
 
 def build_space(module: Module, mesh_name: str, mesh: Mesh) -> SearchSpace:
     """The classes and groups of `module` (unpropagated) for a plan on `mesh`."""
-    uf = _UnionFind()
-    for op in module.walk():
-        if op.name in ("func.func", "func.return", "builtin.module"):
-            continue
-        if op.regions or op.name == "func.call":
-            _link_data_flow(uf, module, op)
-        else:
-            _link_rule(uf, op)
     func = main_func(module)
     assert func is not None, "the caller checked that the module has an entry function"
+    uf = _UnionFind()
+    _link_from(uf, module, func)
+    uf.ctx = 0
     block_args = func.regions[0].entry.args
     # Number the classes that touch an argument, in argument order (deterministic).
     class_of_root: dict[int, int] = {}
@@ -264,11 +303,11 @@ def _has_user_attr(func: Op, index: int) -> bool:
 def _classes(
     uf: _UnionFind, class_of_root: dict[int, int], args: list[ArgInfo]
 ) -> tuple[DimClass, ...]:
-    values: dict[int, set[int]] = {c: set() for c in class_of_root.values()}
-    for (vid, _), i in uf.index.items():
+    values: dict[int, set[tuple[int, int]]] = {c: set() for c in class_of_root.values()}
+    for (vid, _, ctx), i in uf.index.items():
         c = class_of_root.get(uf.find(i))
         if c is not None:
-            values[c].add(vid)
+            values[c].add((vid, ctx))
     arg_dims: dict[int, list[tuple[int, int]]] = {c: [] for c in class_of_root.values()}
     sizes: dict[int, int] = {}
     for arg in args:
@@ -276,8 +315,14 @@ def _classes(
             if c >= 0:
                 arg_dims[c].append((arg.index, d))
                 sizes[c] = math.gcd(sizes.get(c, 0), arg.shape[d])
+    in_dot = {class_of_root.get(uf.find(k), -1) for k in uf.dot_keys}
     return tuple(
-        DimClass(sizes[c], tuple(arg_dims[c]), sum(_elements(uf.values[v]) for v in values[c]))
+        DimClass(
+            sizes[c],
+            tuple(arg_dims[c]),
+            sum(_elements(uf.values[v]) for v, _ in values[c]),
+            c in in_dot,
+        )
         for c in range(len(class_of_root))
     )
 

@@ -5,9 +5,10 @@ Which class is which is read from the structure alone:
 - batch: the class whose arguments hold the smallest share of the bytes it reaches (the
   inputs are small next to the activations they make; the weights are not);
 - data arguments: those with a batch dim; weights: the other planned arguments;
-- hidden classes (Megatron): classes in weights and in no data argument, taken by fewest
-  argument dims first (the feed-forward and head dims before the model dim), skipping any
-  that shares a weight with one already taken;
+- hidden classes (Megatron): classes in weights and in no data argument that reach an operand
+  dim of a dot or a convolution (not a scan's layer dim, which is only indexed), taken by
+  fewest argument dims first (the feed-forward and head dims before the model dim), skipping
+  any that shares a weight with one already taken;
 - sequence: the largest other class of the data arguments that no weight has;
 - experts: a class at dim 0 of at least two weights of rank >= 3.
 
@@ -76,7 +77,9 @@ def _divides(space: SearchSpace, size: int, axes: tuple[str, ...]) -> bool:
 
 def _hidden_classes(space: SearchSpace, weights: list[int], data: set[int]) -> list[int]:
     in_data = {c for a in data for c in space.args[a].classes}
-    in_weights = {c for a in weights for c in space.args[a].classes if c >= 0}
+    in_weights = {
+        c for a in weights for c in space.args[a].classes if c >= 0 and space.classes[c].in_dot
+    }
     order = sorted(
         in_weights - in_data,
         key=lambda c: (len(space.classes[c].arg_dims), -space.classes[c].value_bytes, c),
