@@ -33,6 +33,7 @@ from shardwise.ir.core import (
     Op,
     Region,
     Value,
+    release_ops,
 )
 from shardwise.ir.edit import (
     clone_op,
@@ -55,6 +56,7 @@ from shardwise.ir.types import DYNAMIC, OpaqueType, TensorType, Type, parse_type
 from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order
 
 __all__ = [
+    "release_ops",
     "TensorType",
     "OpaqueType",
     "Type",

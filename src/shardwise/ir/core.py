@@ -381,20 +381,7 @@ class Module:
         latest, the one at interpreter exit) has to walk: 0.3-0.5 s. The module is unusable
         afterwards; ops erased earlier keep their own (small) cycles.
         """
-        # Released, the IR leaves its own types on purpose: value owners become None.
-        for op in list(self.op.walk()):
-            op.parent = None
-            op.operands = []
-            for value in op.results:
-                value.owner = None  # type: ignore[assignment]
-                value.uses = []
-            for region in op.regions:
-                region.parent = None
-                for block in region.blocks:
-                    block.parent = None
-                    for arg in block.args:
-                        arg.owner = None  # type: ignore[assignment]
-                        arg.uses = []
+        release_ops(list(self.op.walk()))
 
     def top_level_ops(self, name: str) -> Iterator[Op]:
         return (op for op in self.body.ops if op.name == name)
@@ -430,3 +417,22 @@ class Module:
         return {
             self.symbol_name(op) or "": op.get_attr("mesh") for op in self.top_level_ops("sdy.mesh")
         }
+
+
+def release_ops(ops: list[Op]) -> None:
+    """Break the reference cycles of `ops` (`Module.release`); give it the ops of a module
+    taken before passes erased some, and the erased ones are freed at once too."""
+    # Released, the IR leaves its own types on purpose: value owners become None.
+    for op in ops:
+        op.parent = None
+        op.operands = []
+        for value in op.results:
+            value.owner = None  # type: ignore[assignment]
+            value.uses = []
+        for region in op.regions:
+            region.parent = None
+            for block in region.blocks:
+                block.parent = None
+                for arg in block.args:
+                    arg.owner = None  # type: ignore[assignment]
+                    arg.uses = []

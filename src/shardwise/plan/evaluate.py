@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardwise.errors import InputError
-from shardwise.ir import Module
+from shardwise.ir import Module, release_ops
 from shardwise.plan.cost import CostParams, estimate_ir
 from shardwise.plan.stack import CUT, MIN_DEPTH, cut, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
@@ -44,6 +44,7 @@ def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> di
     enabled = gc.isenabled()
     gc.disable()
     module = _fresh_copy(text, name)
+    ops = list(module.walk())  # those the passes erase too: freed below, not left to the GC
     try:
         func = main_func(module)
         assert func is not None
@@ -52,6 +53,7 @@ def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> di
             set_sharding(args[i], parse_tensor_sharding(sharding_text))
         return estimate_ir(module, params)
     finally:
+        release_ops(ops)
         module.release()  # frees it by reference counting: no GC pass over a dead module
         if enabled:
             gc.enable()
@@ -196,13 +198,14 @@ def stack_cuts(base: Module, text: str, name: str) -> Cuts | None:
     texts, args = {}, {}
     for k in (CUT - 1, CUT, CUT + 1):
         module = _fresh_copy(text, name)
+        ops = list(module.walk())  # the ops the cut erases too: freed below, not left to the GC
         try:
             kept = cut(module, found, k)
             if kept is None:
                 return None
             texts[k], args[k] = write_text(module), kept
         finally:
-            module.release()
+            release_ops(ops)
     return Cuts(found.depth, texts, args)
 
 
