@@ -88,6 +88,21 @@ def test_a_module_cut_to_k_layers_costs_what_the_k_layer_program_costs(k, plan):
     assert got == want
 
 
+def test_the_cuts_of_the_cut_to_four_layers_are_the_cuts_of_the_whole_module():
+    """`stack_cuts` cuts the whole module once, to 4 layers, and cuts that again: the same
+    texts and arguments as cutting the whole module three times."""
+    module, text, _ = _with_mesh(_stack_text(7), "data=2,model=4")
+    stack = find_stack(module)
+    assert stack is not None and stack.depth == 7
+    cuts = evaluate.stack_cuts(module, text, "<t>")
+    assert cuts is not None and cuts.depth == 7
+    for k in (1, 2, 3):
+        whole = load_text(text, "<t>")
+        kept = cut(whole, stack, k)
+        assert kept is not None and cuts.args[k] == kept
+        assert cuts.texts[k] == write_text(whole)
+
+
 @pytest.mark.parametrize("layers", [5, 7])
 @pytest.mark.parametrize("mesh", MESHES)
 def test_the_estimate_from_two_cuts_is_the_whole_modules_evaluation(layers, mesh):
