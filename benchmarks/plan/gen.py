@@ -183,9 +183,9 @@ def layer_norm(x, scale, bias):
 GPT_LAYER_KINDS = ("vec", "vec", "col", "row", "vec", "vec", "col", "row")
 
 
-def gpt_layer_params(stacked: int = 0):
+def gpt_layer_params(stacked: int = 0, d: int = D, ff: int = FF):
     lead = (stacked,) if stacked else ()
-    shapes = ((D,), (D,), (D, 3 * D), (D, D), (D,), (D,), (D, FF), (FF, D))
+    shapes = ((d,), (d,), (d, 3 * d), (d, d), (d,), (d,), (d, ff), (ff, d))
     return tuple(sds(*lead, *s) for s in shapes)
 
 
@@ -267,7 +267,9 @@ def gpt_specs(plan: str, ax: Axes, depth: int, stacked: bool):
     return (weight_spec("embed", plan, ax), layers), tokens, tokens
 
 
-def gpt_train_case(depth: int, stacked: bool = False) -> Callable[[Axes, str | None], str]:
+def gpt_train_case(
+    depth: int, stacked: bool = False, d: int = D, ff: int = FF, batch: int = BATCH
+) -> Callable[[Axes, str | None], str]:
     """A GPT train step: embedding, `depth` pre-LN layers (unrolled or a `lax.scan`), LM loss."""
 
     def lower(ax: Axes, plan: str | None) -> str:
@@ -282,10 +284,12 @@ def gpt_train_case(depth: int, stacked: bool = False) -> Callable[[Axes, str | N
             return lm_loss(embed, x, targets)
 
         layers = (
-            gpt_layer_params(depth) if stacked else tuple(gpt_layer_params() for _ in range(depth))
+            gpt_layer_params(depth, d, ff)
+            if stacked
+            else tuple(gpt_layer_params(0, d, ff) for _ in range(depth))
         )
-        tok = sds(BATCH, SEQ, dtype=jnp.int32)
-        args = ((sds(VOCAB, D), layers), tok, tok)
+        tok = sds(batch, SEQ, dtype=jnp.int32)
+        args = ((sds(VOCAB, d), layers), tok, tok)
         specs = None if plan is None else gpt_specs(plan, ax, depth, stacked)
         return _lower(sgd(loss), ax, args, specs)
 
@@ -414,6 +418,13 @@ CASES = {
         Case("gpt_2x4", MESH_2X4, STANDARD, gpt_train_case(24), "GPT-24 train step, 2x4"),
         Case("gpt_2x2x2", MESH_2X2X2, STANDARD, gpt_train_case(24), "GPT-24 train step, 2x2x2"),
         Case("gpt_8x8", MESH_8X8, STANDARD, gpt_train_case(24), "GPT-24 train step, 8x8"),
+        Case(
+            "gpt_wide",
+            MESH_2X4,
+            STANDARD,
+            gpt_train_case(24, d=512, ff=2048, batch=8),
+            "GPT-24, d 512, batch 8 (weights hold most of dp's memory), 2x4",
+        ),
         Case("gpt_scan", MESH_2X4, STANDARD, gpt_train_case(24, True), "GPT-24 as a scan, 2x4"),
         Case("moe", MESH_2X4, ("dp", "fsdp", "tp", "fsdp_tp", "ep"), moe_case, "MoE top-2 of 8"),
         Case("unet", MESH_2X4, ("dp", "fsdp", "tp", "fsdp_tp"), unet_case, "U-Net train step"),
