@@ -435,9 +435,11 @@ def _choose(
 
 
 def _annotated(text: str, name: str, shardings: Shardings) -> Any:
-    """The input with `shardings` on the entry function's arguments, as a `ShardedModule`."""
+    """The input with `shardings` on the entry function's arguments, as a `ShardedModule`:
+    a copy of the loaded input with them set (what loading its printout gives, without a
+    second parse of the whole module)."""
     from shardwise.api import ShardedModule
-    from shardwise.io.mlir import load_text, write_text
+    from shardwise.io.mlir import write_text
 
     module = _fresh_copy(text, name)
     func = main_func(module)
@@ -445,9 +447,7 @@ def _annotated(text: str, name: str, shardings: Shardings) -> Any:
     args = func.regions[0].entry.args
     for i, sharding in sorted(shardings.items()):
         set_sharding(args[i], sharding)
-    out = write_text(module)
-    module.release()
-    return ShardedModule(load_text(out, name), source=out)
+    return ShardedModule(module, source=write_text(module))
 
 
 def _arg_plans(module: Module, chosen: Shardings) -> list[ArgPlan]:
