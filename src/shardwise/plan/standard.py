@@ -20,6 +20,7 @@ The data-like axis is the mesh's first, the model-like axis its last:
 | megatron        | data axis     | hidden classes on the model axis                     |
 | megatron_sp     | data axis     | as megatron; the sequence dim of the data on model   |
 | fsdp_tp         | data axis     | as megatron; each weight's largest free dim on data  |
+| fsdp_tp_sp      | data axis     | as fsdp_tp; the sequence dim of the data on model    |
 | expert_parallel | data axis     | the expert class on the model axis                   |
 """
 
@@ -181,6 +182,10 @@ def standard_plans(space: SearchSpace) -> dict[str, StandardPlan]:
     two_d = _by_class(space, tp)
     _shard_largest_free_dim(space, two_d, weights, (data_axis,))
     plans["fsdp_tp"] = _build(space, two_d)
+    if seq >= 0:
+        two_d_sp = _by_class(space, {**tp, seq: (model_axis,)})
+        _shard_largest_free_dim(space, two_d_sp, weights, (data_axis,))
+        plans["fsdp_tp_sp"] = _build(space, two_d_sp)
     expert = _expert_class(space, weights, batch)
     if expert >= 0:
         ep: dict[int, tuple[str, ...]] = {batch: (data_axis,), expert: (model_axis,)}
