@@ -36,7 +36,6 @@ from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.evaluate import (
     Evaluator,
     _fresh_copy,
-    _generic_form,
     _key,
     _master,
     evaluate_candidate,
@@ -494,7 +493,7 @@ def _largest_at_peak(text: str, name: str, shardings: Shardings) -> list[tuple[s
     from shardwise.explain.summary import live_at_peak
     from shardwise.names import op_source
 
-    module = _generic_form(text, name).load()
+    module = _fresh_copy(text, name)
     func = main_func(module)
     assert func is not None
     args = func.regions[0].entry.args
