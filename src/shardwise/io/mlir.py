@@ -21,7 +21,6 @@ import contextlib
 import functools
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -564,7 +563,7 @@ def write_text_file(path: str | os.PathLike[str], text: str) -> None:
         raise InputError("is a directory; give a file name for the output", Location(name))
     directory = target.parent if str(target.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        fd, tmp = _make_temporary(directory, f".{target.name}.", ".tmp")
     except FileNotFoundError:
         raise InputError(
             f"cannot write: directory '{directory}' does not exist", Location(name)
@@ -586,10 +585,25 @@ def write_text_file(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def _make_temporary(directory: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new file ``prefix<random>suffix`` in `directory`, readable by its owner only, open
+    for writing: what `tempfile.mkstemp` does, without importing `tempfile` (and `shutil`,
+    `random`, `bz2`, `lzma` with it: ~3 ms of every command's start-up)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in '{directory}'")
+
+
 def _file_mode(target: Path) -> int:
     """The mode the output should get: the old file's, else what ``open()`` would give.
 
-    (`tempfile.mkstemp` creates files readable by their owner only.)
+    (`_make_temporary` creates files readable by their owner only, as `tempfile.mkstemp`.)
     """
     try:
         return target.stat().st_mode & 0o7777
