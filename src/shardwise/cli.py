@@ -290,9 +290,10 @@ def _terminal_columns() -> int:
     except (KeyError, ValueError):
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-        except (AttributeError, ValueError, OSError):
+            columns = (os.get_terminal_size(stdout.fileno()).columns if stdout else 0) or 80
+        except (AttributeError, ValueError, OSError):  # closed, detached, not a terminal
             columns = 80
     return columns
 
