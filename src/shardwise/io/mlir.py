@@ -22,6 +22,7 @@ import functools
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,10 +97,38 @@ def _context_setup() -> tuple[Any, Any]:
     return registry, _Context
 
 
+@functools.cache
+def _dialect_registrations() -> tuple[Callable[..., None], ...]:
+    """The register functions of the dialects JAX registers, in JAX's order: sdy, mpmd, mhlo,
+    chlo, stablehlo.
+
+    Taken from the C++ extensions that ``jaxlib.mlir.dialects.<name>`` re-export them from:
+    those Python modules also define a class per op (``_stablehlo_ops_gen`` and the like),
+    ~30 ms of every command's start-up, and the bindings here only parse, verify and print.
+    """
+    try:
+        from jaxlib.mlir._mlir_libs import _chlo, _mlirHlo, _sdy, _sdyMpmd, _stablehlo
+    except ImportError:  # another jaxlib layout: its dialect modules
+        from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
+
+        return (
+            sdy.register_dialect,
+            mpmd.register_dialect,
+            mhlo.register_mhlo_dialect,
+            chlo.register_dialect,
+            stablehlo.register_dialect,
+        )
+    return (
+        _sdy.register_dialect,
+        _sdyMpmd.register_dialect,
+        _mlirHlo.register_mhlo_dialect,
+        _chlo.register_dialect,
+        _stablehlo.register_dialect,
+    )
+
+
 def _make_context() -> Any:
     """A context with the dialects JAX registers (as JAX's `make_ir_context`, single-threaded)."""
-    from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
-
     registry, context_class = _context_setup()
     context = context_class()
     context.append_dialect_registry(registry)
@@ -109,11 +138,8 @@ def _make_context() -> Any:
     # waits for the pool - a deadlock seen in fuzz runs. One thread costs nothing measurable
     # here (parse + verify of gpt_128 in 0.17-0.25 s either way).
     context.enable_multithreading(False)
-    sdy.register_dialect(context)
-    mpmd.register_dialect(context)
-    mhlo.register_mhlo_dialect(context)
-    chlo.register_dialect(context)
-    stablehlo.register_dialect(context)
+    for register in _dialect_registrations():
+        register(context)
     return context
 
 
