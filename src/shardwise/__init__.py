@@ -113,10 +113,12 @@ def __getattr__(name: str) -> Any:
         return value
     # A submodule (``shardwise.ir`` after ``import shardwise``), as when the eager imports of
     # the public names loaded it as a side effect.
-    from importlib.util import find_spec
-
-    if not name.startswith("__") and find_spec(f"shardwise.{name}") is not None:
-        return importlib.import_module(f"shardwise.{name}")
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"shardwise.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"shardwise.{name}":
+                raise  # the submodule exists but imports something missing
     raise AttributeError(f"module 'shardwise' has no attribute '{name}'")
 
 
