@@ -17,7 +17,6 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,8 @@ def _read_input(arg: str) -> _Input:
 
 
 def _bundled_example() -> _Input:
+    from importlib import resources
+
     path = resources.files("shardwise.examples").joinpath(EXAMPLE)
     return _Input(f"<bundled example>/{EXAMPLE}", path.read_text(encoding="utf-8"))
 
@@ -282,26 +283,81 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; with `only`, the commands of `_COMMANDS` other than `only`
-    are there by name and help only (their modules are not imported)."""
-    parser = argparse.ArgumentParser(
-        prog="shardwise",
-        description="Sharding propagation for StableHLO + Shardy (sdy) MLIR, in pure Python.",
-    )
-    parser.add_argument("--version", action="version", version=f"shardwise {__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="show Python tracebacks for internal errors"
-    )
-    parser.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = (os.get_terminal_size(stdout.fileno()).columns if stdout else 0) or 80
+        except (AttributeError, ValueError, OSError):  # closed, detached, not a terminal
+            columns = 80
+    return columns
 
-    p = sub.add_parser("verify", help="check that MLIR files parse and verify")
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter with the width it would choose, found without `shutil`: argparse
+    imports `shutil` (and with it `bz2`, `lzma`, `zlib`) for the width of every parser it
+    checks an argument of, ~3 ms of every command's start-up."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` formatting with `_HelpFormatter` (so do its subparsers:
+    `add_subparsers` makes them of the parser's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+_BUILTIN_HELP = {
+    "verify": "check that MLIR files parse and verify",
+    "propagate": "propagate shardings and print the module",
+    "passes": "list every pass --pass takes, with its options",
+    "rules": "attach every op's sharding rule (sdy.sharding_rule)",
+    "export-hlo": "add XLA's mhlo.sharding text beside every sdy sharding",
+    "import-hlo": "turn mhlo.sharding strings into sdy shardings on a mesh",
+    "partition": "the per-device program: local shapes and collectives",
+}
+
+
+def _add_builtin(
+    sub: Any,
+    name: str,
+    only: str | None,
+    run: Callable[[argparse.Namespace], int],
+    add_args: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> None:
+    """Add the command `name` of this module: in full when `only` is None or `name`, else its
+    name and help only, as `_add_command` (building every command's arguments costs ~2 ms of
+    a command's start-up; the command line runs one)."""
+    p = sub.add_parser(name, help=_BUILTIN_HELP[name])
+    if only in (None, name):
+        if add_args is not None:
+            add_args(p)
+        p.set_defaults(run=run)
+
+
+def _verify_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="IN.mlir", help="input files ('-' = stdin)")
     _add_input_args(p)
-    p.set_defaults(run=_cmd_verify)
 
-    p = sub.add_parser("propagate", help="propagate shardings and print the module")
+
+def _propagate_args(p: argparse.ArgumentParser) -> None:
     _add_transform_args(p)
     p.add_argument(
         "--pass",
@@ -314,33 +370,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             f"{DEFAULT_PASS}; 'none' only loads and writes; `shardwise passes` lists them)"
         ),
     )
-    p.set_defaults(run=_cmd_propagate)
 
-    p = sub.add_parser("passes", help="list every pass --pass takes, with its options")
-    p.set_defaults(run=_cmd_passes)
 
-    p = sub.add_parser("rules", help="attach every op's sharding rule (sdy.sharding_rule)")
+def _rules_args(p: argparse.ArgumentParser) -> None:
     _add_transform_args(p)
     p.add_argument("--conservative", action="store_true", help="conservative rules (no sub-axes)")
-    p.set_defaults(run=_cmd_rules)
 
-    _add_command(sub, "fuzz", only)
-    _add_command(sub, "explain", only)
-    _add_command(sub, "report", only)
-    _add_command(sub, "plan", only)
 
-    p = sub.add_parser("export-hlo", help="add XLA's mhlo.sharding text beside every sdy sharding")
+def _export_hlo_args(p: argparse.ArgumentParser) -> None:
     _add_transform_args(p)
     p.add_argument("--json", metavar="OUT.json", help="also write the shardings as JSON")
-    p.set_defaults(run=_cmd_export_hlo)
 
-    p = sub.add_parser("import-hlo", help="turn mhlo.sharding strings into sdy shardings on a mesh")
+
+def _import_hlo_args(p: argparse.ArgumentParser) -> None:
     _add_transform_args(p)
     p.add_argument("--mesh", required=True, help='the device mesh, e.g. \'<["x"=2, "y"=4]>\'')
     p.add_argument("--mesh-name", default="mesh", help="symbol of the mesh (default: mesh)")
-    p.set_defaults(run=_cmd_import_hlo)
 
-    p = sub.add_parser("partition", help="the per-device program: local shapes and collectives")
+
+def _partition_args(p: argparse.ArgumentParser) -> None:
     _add_transform_args(p)
     p.add_argument("--json", metavar="P.json", help="also list every collective as JSON")
     p.add_argument(
@@ -355,8 +403,33 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="stop where jaxlib 0.10.2's Shardy stops (an error naming the op) instead of "
         "the fallbacks of docs/partition.md",
     )
-    p.set_defaults(run=_cmd_partition)
 
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only`, the commands other than `only` are there by
+    name and help only (those of `_COMMANDS`: their modules are not imported)."""
+    parser = _Parser(
+        prog="shardwise",
+        description="Sharding propagation for StableHLO + Shardy (sdy) MLIR, in pure Python.",
+    )
+    parser.add_argument("--version", action="version", version=f"shardwise {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show Python tracebacks for internal errors"
+    )
+    parser.add_argument("--verbose", action="store_true", help=_VERBOSE_HELP)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    _add_builtin(sub, "verify", only, _cmd_verify, _verify_args)
+    _add_builtin(sub, "propagate", only, _cmd_propagate, _propagate_args)
+    _add_builtin(sub, "passes", only, _cmd_passes)
+    _add_builtin(sub, "rules", only, _cmd_rules, _rules_args)
+    _add_command(sub, "fuzz", only)
+    _add_command(sub, "explain", only)
+    _add_command(sub, "report", only)
+    _add_command(sub, "plan", only)
+    _add_builtin(sub, "export-hlo", only, _cmd_export_hlo, _export_hlo_args)
+    _add_builtin(sub, "import-hlo", only, _cmd_import_hlo, _import_hlo_args)
+    _add_builtin(sub, "partition", only, _cmd_partition, _partition_args)
     _add_command(sub, "check", only)
     _add_command(sub, "validate-rule", only)
     _add_command(sub, "iopddl", only)

@@ -165,3 +165,56 @@ def test_printer_aliases_long_texts(with_locs: bool, second_loc: str, aliased: b
     assert ("!sw_t1 = tensor<4xf32>\n" in printed) is aliased
     assert printed.count(long_text) == (1 if aliased else 2)
     assert "t = 1 : i32" in printed  # short attributes stay inline
+
+
+_NESTED_VALUES = [
+    '#sdy.sharding<@mesh, [{"data"}, {}]>',
+    '#sdy.sharding<@mesh, [{"x", ?}, {"y":(2)4}]>',
+    "[#stablehlo<precision DEFAULT>, #stablehlo<precision HIGHEST>]",
+    "#stablehlo.dot<lhs_batching_dimensions = [0], lhs_contracting_dimensions = [2]>",
+    '{axes = [{name = "data", size = 2 : i64}, {name = "model", size = 4 : i64}]}',
+    '#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, <@mesh, [{}, {"y"}]>]>',
+    "dense<(1.000000e+00,2.000000e+00)> : tensor<complex<f32>>",
+    "affine_map<(d0, d1) -> (d1, d0)>",
+    "#sdy.op_sharding_rule<([i, j])->([j, i]) {i=4, j=8}>",
+    '"a string, with [brackets} and <>"',
+    "array<i64: 1, 2, 3>",
+    "#foo<a >= b>",
+    "[[[[1]]]]",
+]
+
+
+@pytest.mark.parametrize("value", _NESTED_VALUES)
+@pytest.mark.parametrize("after", [",", "}"])
+def test_nested_value_pattern_ends_values_where_the_bracket_scan_does(
+    value: str, after: str
+) -> None:
+    """`_value_end` uses the pattern only after `_NESTED_AFTER` values: wherever it is used,
+    it must end a value where `scan_item` does."""
+    import re
+
+    from shardwise.io import generic_text
+    from shardwise.ir.attrs import scan_item
+
+    text = f"{value}{after} b = 1}}"
+    scanned = scan_item(text, 0, len(text))
+    m = re.compile(generic_text._NESTED_VALUE).match(text, 0)
+    if m is not None and text[m.end()] in ",}":
+        assert m.end() == scanned
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_attribute_dicts_read_the_same_with_the_nested_pattern_or_without(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shardwise.io import generic_text
+
+    monkeypatch.setattr(generic_text, "_nested_value_re", None)
+    monkeypatch.setattr(generic_text, "_NESTED_AFTER", 0 if compiled else 10**9)
+    text = "{" + ", ".join(f"k{i} = {v}" for i, v in enumerate(_NESTED_VALUES)) + "}"
+    parsed = generic_text.parse_attr_dict(text, None)
+    assert list(parsed) == [f"k{i}" for i in range(len(_NESTED_VALUES))]
+    assert (generic_text._nested_value_re is not None) == compiled
+    monkeypatch.setattr(generic_text, "_nested_value_re", None)
+    monkeypatch.setattr(generic_text, "_NESTED_AFTER", 10**9 if compiled else 0)
+    assert generic_text.parse_attr_dict(text, None) == parsed

@@ -18,18 +18,11 @@ from shardwise.export.constant_or_scalar_merger import constant_or_scalar_merger
 from shardwise.export.drop_sharding_rules import drop_sharding_rules
 from shardwise.export.explicit_reshards.insert_explicit_reshards import insert_explicit_reshards
 from shardwise.export.export_named_computations import export_named_computations_merged
-from shardwise.export.inline_meshes import inline_meshes
 from shardwise.export.insert_func_call_reshards import insert_func_call_reshards
 from shardwise.export.propagate_to_func_results import propagate_to_func_results
-from shardwise.export.remove_all_gather_reduce_scatter_for_cmv1 import (
-    remove_all_gather_reduce_scatter_for_cmv1,
-)
-from shardwise.export.remove_propagation_debug_info import remove_propagation_debug_info
 from shardwise.export.remove_sub_axes_in_input_output_shardings import (
     remove_sub_axes_in_input_output_shardings,
 )
-from shardwise.export.reshard_to_collectives import reshard_to_collectives
-from shardwise.export.reshard_to_collectives.verify_after import verify_collective_permute_meshes
 from shardwise.export.sharding_constraint_to_reshard import (
     SHARDING_CONSTRAINT,
     constraints_to_reshards,
@@ -41,7 +34,6 @@ from shardwise.export.unflatten_call_graph import unflatten_call_graph
 from shardwise.export.update_non_divisible_input_output_shardings import (
     update_non_divisible_input_output_shardings,
 )
-from shardwise.export.verify_unreduced_axes import verify_unreduced_axes
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import Module, Op, ops_in_pre_order
 from shardwise.passes import run_on_funcs, sdy_pass
@@ -69,8 +61,18 @@ class ExportOptions:
     verify_unreduced_axes: bool = False  # likewise: later Shardy runs it before reshards
 
 
+# The passes that run only under an option (reshard-to-collectives, its clean-up for cmv1, the
+# unreduced-axes check, the debug-info removal, inline-meshes) are imported where they run: a
+# default run does not pay for loading them (reshard-to-collectives alone is ~2 ms).
+
+
 def _reshard_to_collectives(module: Module) -> None:
     """The pass, then the check Shardy's verifier makes after it that later passes could hide."""
+    from shardwise.export.reshard_to_collectives import reshard_to_collectives
+    from shardwise.export.reshard_to_collectives.verify_after import (
+        verify_collective_permute_meshes,
+    )
+
     reshard_to_collectives(module)
     verify_collective_permute_meshes(module)
 
@@ -85,6 +87,8 @@ def _shardy_partitioner(
     whether the module may hold an ``sdy.manual_computation`` (no export pass creates one)."""
     full = options.enable_insert_explicit_collectives
     if options.verify_unreduced_axes:
+        from shardwise.export.verify_unreduced_axes import verify_unreduced_axes
+
         run_on_funcs(module, verify_unreduced_axes)
     insert_explicit_reshards(module, full, has_unreduced_axes=unreduced_axes)
     # Shardy verifies after every pass. A reshard inserted in a manual computation's body can
@@ -98,6 +102,10 @@ def _shardy_partitioner(
         _reshard_to_collectives(module)
     canonicalize_with_labels(module, frozenset({COLLECTIVE_LABEL}))
     if full and options.remove_all_gather_reduce_scatter_for_cmv1:
+        from shardwise.export.remove_all_gather_reduce_scatter_for_cmv1 import (
+            remove_all_gather_reduce_scatter_for_cmv1,
+        )
+
         run_on_funcs(module, remove_all_gather_reduce_scatter_for_cmv1)
 
 
@@ -164,10 +172,14 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
     if not options.avoid_export_for_partitioning:
         _shardy_partitioner(module, options, scan.unreduced_axes, found.manual_computation)
     if options.dump_propagation_edges or options.dump_sharding_origins:
+        from shardwise.export.remove_propagation_debug_info import remove_propagation_debug_info
+
         remove_propagation_debug_info(module)
     if not options.keep_sharding_rules:
         run_on_funcs(module, drop_sharding_rules)
     if options.inline_meshes and not options.avoid_export_for_partitioning:
+        from shardwise.export.inline_meshes import inline_meshes
+
         inline_meshes(module)
 
 

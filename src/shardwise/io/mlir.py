@@ -21,8 +21,8 @@ import contextlib
 import functools
 import os
 import re
-import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,10 +97,38 @@ def _context_setup() -> tuple[Any, Any]:
     return registry, _Context
 
 
+@functools.cache
+def _dialect_registrations() -> tuple[Callable[..., None], ...]:
+    """The register functions of the dialects JAX registers, in JAX's order: sdy, mpmd, mhlo,
+    chlo, stablehlo.
+
+    Taken from the C++ extensions that ``jaxlib.mlir.dialects.<name>`` re-export them from:
+    those Python modules also define a class per op (``_stablehlo_ops_gen`` and the like),
+    ~30 ms of every command's start-up, and the bindings here only parse, verify and print.
+    """
+    try:
+        from jaxlib.mlir._mlir_libs import _chlo, _mlirHlo, _sdy, _sdyMpmd, _stablehlo
+    except ImportError:  # another jaxlib layout: its dialect modules
+        from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
+
+        return (
+            sdy.register_dialect,
+            mpmd.register_dialect,
+            mhlo.register_mhlo_dialect,
+            chlo.register_dialect,
+            stablehlo.register_dialect,
+        )
+    return (
+        _sdy.register_dialect,
+        _sdyMpmd.register_dialect,
+        _mlirHlo.register_mhlo_dialect,
+        _chlo.register_dialect,
+        _stablehlo.register_dialect,
+    )
+
+
 def _make_context() -> Any:
     """A context with the dialects JAX registers (as JAX's `make_ir_context`, single-threaded)."""
-    from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
-
     registry, context_class = _context_setup()
     context = context_class()
     context.append_dialect_registry(registry)
@@ -110,11 +138,8 @@ def _make_context() -> Any:
     # waits for the pool - a deadlock seen in fuzz runs. One thread costs nothing measurable
     # here (parse + verify of gpt_128 in 0.17-0.25 s either way).
     context.enable_multithreading(False)
-    sdy.register_dialect(context)
-    mpmd.register_dialect(context)
-    mhlo.register_mhlo_dialect(context)
-    chlo.register_dialect(context)
-    stablehlo.register_dialect(context)
+    for register in _dialect_registrations():
+        register(context)
     return context
 
 
@@ -564,7 +589,7 @@ def write_text_file(path: str | os.PathLike[str], text: str) -> None:
         raise InputError("is a directory; give a file name for the output", Location(name))
     directory = target.parent if str(target.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        fd, tmp = _make_temporary(directory, f".{target.name}.", ".tmp")
     except FileNotFoundError:
         raise InputError(
             f"cannot write: directory '{directory}' does not exist", Location(name)
@@ -586,10 +611,25 @@ def write_text_file(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def _make_temporary(directory: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new file ``prefix<random>suffix`` in `directory`, readable by its owner only, open
+    for writing: what `tempfile.mkstemp` does, without importing `tempfile` (and `shutil`,
+    `random`, `bz2`, `lzma` with it: ~3 ms of every command's start-up)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in '{directory}'")
+
+
 def _file_mode(target: Path) -> int:
     """The mode the output should get: the old file's, else what ``open()`` would give.
 
-    (`tempfile.mkstemp` creates files readable by their owner only.)
+    (`_make_temporary` creates files readable by their owner only, as `tempfile.mkstemp`.)
     """
     try:
         return target.stat().st_mode & 0o7777
