@@ -1218,6 +1218,62 @@ def test_rounding_the_program_magnifies_is_equal_within_its_sensitivity(executor
     assert verdict.verdict == "DIFFERENT" and not verdict.results[0].amplified, verdict
 
 
+# Fuzz --check finding 2060-485-2, shrunk (the unused arguments keep the inputs the
+# campaign drew): exp(exp(x)) of sums of 192 normal(0, 1) values.
+# Perturbing the inputs by 4 ulps moves the largest element by 1.4e-3 of itself (the
+# exponentials magnify the sum's rounding ~400 times); the partitioned order of additions
+# leaves it 8.6e-5 off. "Amplified" asked the perturbed move, not our difference, to be under
+# sqrt(eps) of the value, and the verdict was UNDECIDED.
+EXP_OF_EXP_OF_A_SUM = """sdy.mesh @mesh = <["y"=4, "w"=2]>
+func.func @main(%a0: tensor<32x16xf32>, %a1: tensor<16x12x6x12xf32>, %a2: tensor<6x16x8xf32>, %a3: tensor<16x16x8xf32>, %a4: tensor<6x12x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {?}, {"w", "y", ?}]>}, %a5: tensor<6x16x12x12x8xf32>) -> tensor<6x12x24xf32> {
+  %v4 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v5 = stablehlo.reduce(%a5 init: %v4) applies stablehlo.add across dimensions = [1, 3] : (tensor<6x16x12x12x8xf32>, tensor<f32>) -> tensor<6x12x8xf32>
+  %v12 = stablehlo.concatenate %v5, %a4, dim = 2 : (tensor<6x12x8xf32>, tensor<6x12x16xf32>) -> tensor<6x12x24xf32>
+  %v13 = stablehlo.exponential %v12 : tensor<6x12x24xf32>
+  %v15 = stablehlo.exponential %v13 : tensor<6x12x24xf32>
+  return %v15 : tensor<6x12x24xf32>
+}
+"""
+
+
+def test_an_exponential_of_an_exponential_of_a_sum_is_equal_within_its_sensitivity(
+    executor,
+) -> None:
+    text = EXP_OF_EXP_OF_A_SUM
+    result = check(text, _partitioned(text), executor=executor)
+    assert result.verdict == "EQUAL" and result.results[0].amplified, result
+    assert not result.results[0].difference.equal  # the fixed floor alone fails it
+
+
+# Fuzz --check finding 2060-485-2: the same magnified rounding (there an exponential of an
+# exponential of a sum), in a result no computation reaches, beside a live manual
+# computation. Its reference is the unsharded program without the computation's result, but
+# the sensitivity of that program was not measured when XLA's partitioning was the reference
+# for another result, so the fixed tolerance failed it.
+SQUARE_BESIDE_A_COMPUTATION = SQUARE_OF_A_CANCELLING_SUM.replace(
+    "%a2: tensor<16x4x12xf32>) -> tensor<f32> {",
+    "%a2: tensor<16x4x12xf32>, %a3: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>) {",
+).replace(
+    "  return %v5 : tensor<f32>",
+    """  %m = sdy.manual_computation(%a3) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{"y"}]>] manual_axes={"y"} (%b: tensor<1xf32>) {
+    %n = stablehlo.negate %b : tensor<1xf32>
+    sdy.return %n : tensor<1xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %v5, %m : tensor<f32>, tensor<8xf32>""",
+)
+
+
+def test_magnified_rounding_beside_a_computation_is_equal_within_its_sensitivity(
+    executor,
+) -> None:
+    text = SQUARE_BESIDE_A_COMPUTATION
+    assert "manual_computation" in text and "%a3" in text
+    result = check(text, _partitioned(text), executor=executor)
+    assert result.xla_results == (1,)  # result 0's reference is the unsharded run
+    assert result.verdict == "EQUAL" and result.results[0].amplified, result
+    assert not result.results[0].difference.equal  # the fixed floor alone fails it
+
+
 # Fuzz --check finding 2055-494-26, shrunk: a callee's argument sharded unreduced, passed a
 # replicated argument of main. Every device passed the whole value, which the callee
 # returned as a partial one, and the sum over "z" was twice it.

@@ -18,11 +18,13 @@ reference by at most `MAGNITUDE` times the largest move the perturbed runs made 
 wrong program differs where the reference is stable, or by more than a flip moves it.
 
 A float result whose failing elements are all unstable, off by at most `MAGNITUDE` times the
-largest move, and moved by little against their own size (at most ``sqrt(eps) * |value|``) is
+largest move, and off by little against their own size (at most ``sqrt(eps) * |value|``) is
 *amplified* instead: no decision flipped, the program only magnifies rounding there (the
-square of a sum that cancels: fuzz --check 2054-2-10), and the partitioned program's other
-order of additions is such a rounding. That result is equal. A flip moves a value by its own
-size, a wrong collective leaves it off by far more than the perturbed runs move it.
+square of a sum that cancels: fuzz --check 2054-2-10; an exponential of an exponential of a
+sum, where 4-ulp perturbations of the inputs move the value by 1.4e-3 of itself and the
+partitioned order of additions by 1.3e-4: 2060-485-2), and the partitioned program's other
+order of additions is such a rounding. That result is equal. A flip leaves a value off by its
+own size, a wrong collective by far more than the perturbed runs move it.
 """
 
 from __future__ import annotations
@@ -107,13 +109,13 @@ class Sensitivity:
         return int((self.bad & ~ok).sum())
 
     def amplified(self) -> bool:
-        """Explained, and every failing float element moved by little against its size
+        """Explained, and every failing float element off by little against its size
         (module docstring): rounding the program magnifies, no flip."""
         if not self.explained or self.off is None or self.expected.dtype.name not in EPS:
             return False
         with np.errstate(all="ignore"):
             size = np.abs(self.expected.astype(np.float64))
-            small = self.moved <= np.sqrt(EPS[self.expected.dtype.name]) * size
+            small = self.off <= np.sqrt(EPS[self.expected.dtype.name]) * size
         return bool(np.all(small[self.bad]))
 
     @property
