@@ -14,7 +14,7 @@ from typing import Any
 from shardwise.errors import InputError
 from shardwise.ir import Module, release_ops
 from shardwise.plan.cost import CostParams, estimate_ir
-from shardwise.plan.stack import CUT, MIN_DEPTH, cut, extrapolate, find_stack
+from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import set_sharding
 from shardwise.sharding import TensorSharding
@@ -240,7 +240,7 @@ def stack_cuts(base: Module, text: str, name: str) -> Cuts | None:
 
 
 def _cuts_of(
-    text: str, name: str, found: Any, arg_index: tuple[int, ...]
+    text: str, name: str, found: Stack, arg_index: tuple[int, ...]
 ) -> tuple[dict[int, str], dict[int, tuple[int, ...]]] | None:
     """The cuts of `text` to 1, 2 and 3 layers, with the kept arguments as indices of the
     whole module's (`arg_index[i]`: the whole module's index of `text`'s argument i)."""
@@ -254,7 +254,7 @@ def _cuts_of(
     return texts, args
 
 
-def _cut_text(text: str, name: str, found: Any, k: int) -> tuple[str, tuple[int, ...]] | None:
+def _cut_text(text: str, name: str, found: Stack, k: int) -> tuple[str, tuple[int, ...]] | None:
     """`text` cut to `k` layers of the stack `found` in it, and the arguments kept."""
     from shardwise.io.mlir import write_text
 
