@@ -5,8 +5,9 @@ Two tensor dimensions are in one class when an op's sharding rule maps both to t
 data-flow edge carries one to the other (a call's operand and its callee's argument, a region
 op's operand, block argument and result). Union-find over (value, dim) pairs, over the ops the
 entry function reaches, a callee once per call (as Shardy's import flattens calls: two calls
-of a helper do not tie their callers' dims), gives the classes; sharding one dim of a class on an axis lets propagation carry
-the axis to the rest of the class (or forces a reshard where a user's sharding disagrees).
+of a helper do not tie their callers' dims), gives the classes; sharding one dim of a class
+on an axis lets propagation carry the axis to the rest of the class (or forces a reshard
+where a user's sharding disagrees).
 
 Only the classes that touch an unannotated argument of the entry function are planned. Each
 gets candidates: replicated, each mesh axis alone, then pairs (and the whole mesh for three
