@@ -334,3 +334,43 @@ def test_penalty_free_start_leaves_memory_for_the_forced_choices():
     assert iopddl_solver._penalties(model, start) == 0
     res = solve(prob, time_limit=5, use_milp=False)
     assert res.cost == 5 == _brute_force(prob)
+
+
+# Three nodes, every pair costing 5 when both take strategy 0, 0 when both take 1, 20 when
+# they differ: all at 0 (15) is where both starts land, and no single or pair move leaves it
+# (one node or two moved to 1 leave two differing pairs); all at 1 costs 0.
+TRIANGLE = {
+    "problem": {
+        "name": "triangle",
+        "nodes": {
+            "intervals": [[0, 1], [0, 1], [0, 1]],
+            "costs": [[0, 0], [0, 0], [0, 0]],
+            "usages": [[1, 1], [1, 1], [1, 1]],
+        },
+        "edges": {"nodes": [[0, 1], [1, 2], [0, 2]], "costs": [[5, 20, 20, 0]] * 3},
+        "usage_limit": 3,
+    }
+}
+
+
+def test_the_neighbourhood_search_leaves_what_single_and_pair_moves_cannot(monkeypatch):
+    prob = parse_problem(TRIANGLE)
+    stuck = solve(prob, time_limit=2, use_milp=False)
+    assert stuck.cost == 15  # the local search alone stays at all 0
+    monkeypatch.setattr(iopddl_solver, "_WHOLE_MILP_VARS", 0)  # as on the big instances
+    res = solve(prob, time_limit=2)
+    assert res.method == "lns" and res.cost == 0 and res.strategies == (1, 1, 1)
+
+
+@given(problems(penalty=True))
+def test_the_neighbourhood_search_is_valid(prob):
+    """Where the whole MILP is too big, the neighbourhoods' answer fits the limit and is
+    never worse than the local search's."""
+    if _brute_force(prob) is None:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(iopddl_solver, "_WHOLE_MILP_VARS", 0)
+        res = solve(prob, time_limit=0.6)
+    alone = solve(prob, time_limit=0.6, use_milp=False)
+    assert evaluate(prob, res.strategies).feasible
+    assert res.cost <= alone.cost
