@@ -19,6 +19,14 @@ the time is up; a move that adds a forbidden entry costs ~1e18 more, so it never
 runs before the MILP (so a solution exists even if HiGHS finds none in time) and after it,
 to polish HiGHS's incumbent. The answer is the best solution the exact evaluator
 (`iopddl.evaluate`) accepts.
+
+Where the whole MILP has more than `_WHOLE_MILP_VARS` variables (HiGHS finds no incumbent of
+such in the contest's time), a large neighbourhood search (`_lns`) takes its place: a node at
+random and the nodes reached from it over two-node edges, up to `_LNS_VARS` MILP variables,
+re-solved exactly with every other node fixed (their edges folded into the neighbourhood's
+node costs, their memory into the rows' bounds, rows only at the time points the
+neighbourhood could push over the limit); the new strategies are kept when they cost less and
+every time point fits. It moves many nodes at once where single and pair moves are stuck.
 """
 
 from __future__ import annotations
