@@ -142,8 +142,7 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     if use_milp and _milp_size(model) > _WHOLE_MILP_VARS and end - time.monotonic() > 0.2:
         # Too big for HiGHS as a whole: small parts of it re-solved exactly, one at a time.
         cand = best.copy()
-        _lns(model, cand, end)
-        _local_search(model, cand, end)
+        _lns(model, cand, end)  # (no local search after it: on A its first pass took 2.7 s)
         ev = evaluate(problem, tuple(cand.tolist()))
         if ev.feasible and ev.cost <= best_ev.cost:
             best, best_ev, method = cand, ev, "lns"
@@ -610,6 +609,7 @@ def _add_memory_rows(milp: MilpBuilder, model: _Model, x_index: list[np.ndarray]
 # The large neighbourhood search: a sub-MILP over a few connected nodes, the rest fixed.
 _LNS_VARS = 60_000  # variables (x and y) of one neighbourhood's MILP, at most
 _LNS_SECONDS = 2.0  # HiGHS's time limit per neighbourhood
+_LNS_MEMORY_ROWS = 5_000  # memory rows of one neighbourhood's MILP, at most (the tightest)
 _WHOLE_MILP_VARS = 1_500_000  # above this the whole MILP is not tried (HiGHS finds nothing)
 
 
@@ -708,17 +708,20 @@ def _add_sub_memory_rows(
     points = np.nonzero(load + worst > model.limit)[0]
     if points.size == 0:
         return
+    if points.size > _LNS_MEMORY_ROWS:  # the tightest only: `_take` checks every point
+        slack = model.limit - load[points]
+        points = np.sort(points[np.argsort(slack, kind="stable")[:_LNS_MEMORY_ROWS]])
     fixed = load[points].copy()
     rows, cols, vals = [], [], []
-    where = {int(t): r for r, t in enumerate(points)}
     for k, n in enumerate(nodes):
         a, b = (int(v) for v in model.span[n])
-        hit = [where[t] for t in range(a, b) if t in where] if a < b else []
-        if not hit:
+        lo, hi = np.searchsorted(points, a), np.searchsorted(points, b)  # points in [a, b)
+        if lo >= hi:
             continue
+        hit = np.arange(lo, hi)
         u = model.usage[n]
         fixed[hit] -= u[assign[n]]
-        rows.append(np.repeat(np.array(hit), len(u)))
+        rows.append(np.repeat(hit, len(u)))
         cols.append(np.tile(x[k], len(hit)))
         vals.append(np.tile(u, len(hit)))
     if rows:
@@ -739,8 +742,11 @@ def _lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> i
     if movable.size == 0:
         return 0
     load = _load(model, assign)
-    made = 0
-    while time.monotonic() + 0.1 < deadline:
+    made, last = 0, 0.0
+    # A neighbourhood is begun only when twice the last one's time is left: HiGHS keeps its
+    # own limit, building the rows does not look at the clock.
+    while time.monotonic() + max(0.1, 2 * last) < deadline:
+        began = time.monotonic()
         nodes = _neighbourhood(model, int(rng.choice(movable)), rng)
         sub = _sub_milp(model, assign, load, nodes)
         if sub is None:
@@ -749,11 +755,13 @@ def _lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> i
         budget = min(_LNS_SECONDS, deadline - time.monotonic() - 0.05)
         if budget <= 0.02:
             break
-        res = milp.solve(budget)
+        # In a child process: HiGHS overruns its own limit on some (32 s for 2 s on A).
+        res = run_forked(lambda m=milp, b=budget: m.solve(b), budget + 0.3)
         made += 1
-        if res.x is not None:
+        if res is not None and res.x is not None:
             _take(model, assign, load, nodes, [int(np.argmax(res.x[idx])) for idx in x], objective)
-        if len(nodes) == movable.size and res.status == "optimal":
+        last = time.monotonic() - began
+        if res is not None and len(nodes) == movable.size and res.status == "optimal":
             break  # the whole problem was that neighbourhood, solved exactly
     return made
 
