@@ -186,6 +186,8 @@ class PropagationDriver(DriverWrites):
         self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
         # The direction of every `sdy.data_flow_edge` when it is op-invariant (`edge_direction`).
         self.edge_direction_memo: StepDirection | None = None
+        # An edge step's directions by (rule, direction) when that is one for every factor.
+        self.edge_step_directions: dict[tuple, tuple] = {}
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
         self.skip: SettledOpSkip = SettledOpSkip(
@@ -443,14 +445,49 @@ class PropagationDriver(DriverWrites):
                 owner_op, target, sharding, data_flow.AFTER_EDGE_PROPAGATION
             )
 
-        if self.propagate_tensor_shardings(
-            edge,
-            Tensors(sources, source_shardings),
-            Tensors(edge.results, [current], set_target),
-            rule,
-            direction,
-            False,
-        ):
+        if self.observer is not None:
+            changed = self.propagate_tensor_shardings(
+                edge,
+                Tensors(sources, source_shardings),
+                Tensors(edge.results, [current], set_target),
+                rule,
+                direction,
+                False,
+            )
+        else:  # `propagate_tensor_shardings` inline, as for a registered op
+            changed = False
+            if type(direction) is PropagationDirection:
+                directions = self.edge_step_directions.get((rule, direction))
+                if directions is None:
+                    directions = step_directions(rule, direction)
+                    self.edge_step_directions[(rule, direction)] = directions
+            else:
+                directions = step_directions(rule, direction)
+            if any(directions):
+                mesh_name = self.common_mesh_name([*source_shardings, current])
+                if mesh_name is not None:
+                    mesh = self.meshes[mesh_name]
+                    if not mesh.is_maximal:
+                        new_sources, new_results = self.step(
+                            self.strategy,
+                            rule,
+                            tuple(source_shardings),
+                            (current,),
+                            mesh_name,
+                            mesh,
+                            directions,
+                            False,
+                            False,  # `is_elementwise` of an edge
+                        )
+                        if any(new_sources) or any(new_results):
+                            changed = self._write_step(
+                                Tensors(sources, source_shardings),
+                                Tensors(edge.results, [current], set_target),
+                                new_sources,
+                                new_results,
+                                True,
+                            )
+        if changed:
             self.skip.unsettled.add(id(edge))
         elif self.skip.unsettled:
             self.skip.unsettled.discard(id(edge))
