@@ -15,8 +15,7 @@ A run right after another of the same level may skip visits that are known to ch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol
 
 from shardwise.errors import PropagationError
@@ -30,6 +29,7 @@ from shardwise.ir import (
     ops_in_pre_order,
 )
 from shardwise.mesh import Mesh
+from shardwise.propagation.driver_writes import DriverWrites, Tensors
 from shardwise.propagation.factor_propagation import (
     FactorPropagation,
     PropagationDirection,
@@ -53,14 +53,11 @@ from shardwise.sdy import data_flow
 from shardwise.sdy.funcs import CALL, callee_name, main_func
 from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
 from shardwise.sdy.shardings import (
-    data_flow_edge_for_source,
     get_func_result_sharding,
     get_operand_shardings,
     get_result_shardings,
     get_sharding,
     set_func_result_sharding,
-    set_sharding,
-    shardable_value,
 )
 from shardwise.sharding import TensorSharding, common_mesh_or_ref
 
@@ -146,18 +143,7 @@ def _static_tensor_type(value: Value) -> TensorType | None:
     return t if isinstance(t, TensorType) and t.is_static else None
 
 
-@dataclass(slots=True)
-class _Tensors:
-    """One side (operands or results) of a propagation step: values, shardings, setter
-    (None: `set_sharding` of the value, the usual case)."""
-
-    values: Sequence[Value]
-    shardings: list[TensorSharding | None]
-    setter: Callable[[int, TensorSharding], None] | None = None
-    is_func_result: bool = False
-
-
-class PropagationDriver:
+class PropagationDriver(DriverWrites):
     """Runs one strategy to a fixed point over a module (`BasicPropagationPassImpl::propagate`)."""
 
     def __init__(
@@ -200,6 +186,8 @@ class PropagationDriver:
         self.directions_memo: dict[tuple, tuple] | None = {} if direction_fn.op_invariant else None
         # The direction of every `sdy.data_flow_edge` when it is op-invariant (`edge_direction`).
         self.edge_direction_memo: StepDirection | None = None
+        # An edge step's directions by (rule, direction) when that is one for every factor.
+        self.edge_step_directions: dict[tuple, tuple] = {}
         # Whether this run has written a sharding or erased an op yet.
         self.changed = False
         self.skip: SettledOpSkip = SettledOpSkip(
@@ -309,98 +297,20 @@ class PropagationDriver:
                 pattern(op)
         self.current = None
 
-    def _erase(self, op: Op) -> None:
-        self.changed = self.erased = True
-        for region in reversed(op.regions):
-            for block in region.blocks:
-                for nested in reversed(list(block.ops)):
-                    self._erase(nested)
-        self._add_operands_to_worklist(op)
-        self.worklist.remove(op)
-        op.erase()
-
-    def _add_operands_to_worklist(self, op: Op) -> None:
-        for operand in op.operands:
-            defining = operand.defining_op
-            if defining is None:
-                continue
-            others = {id(u) for u in operand.users if u is not op}
-            if len(others) <= 1:
-                self._notify(defining)
-
-    def _notify(self, op: Op) -> None:
-        """`rewriter.modifyOpInPlace(op)`: push the op, then its ancestors up to the func."""
-        if op is self.current:
-            return
-        # Not a func: its visit does nothing (no rule, no result, never dead), so whether it is
-        # queued changes no other visit (a tenth of all visits were of a func, popped at once).
-        item: Op | None = op
-        while item is not None and item is not self.module.op:
-            if item.name != "func.func":
-                self.worklist.push(item)
-            item = item.parent_op
-
-    # -- re-queuing after a sharding change (notifyShardingModified) ------------------------
-
-    def _notify_sharding_modified(self, value: Value) -> None:
-        edge = value.defining_op
-        if edge is not None and edge.name == "sdy.data_flow_edge":
-            owner_op = data_flow.owning_data_flow_op(edge.operands[0])
-            if owner_op is not None:
-                for target in data_flow.non_edge_owner_targets(owner_op, edge.operands[0]):
-                    self._notify_users_modified(target)
-        if value.defining_op is not None:
-            self._notify(value.defining_op)
-        else:
-            self._notify(value.owner.parent_op)  # type: ignore[union-attr,arg-type]
-        self._notify_users_modified(value)
-
-    def _notify_users_modified(self, value: Value, seen: set[int] | None = None) -> None:
-        # Through calls this can come back to `value` (a callee returning its argument, its
-        # result passed to another call of it): Shardy recurses until it crashes; we stop at
-        # a value already notified, which re-pushes nothing (the worklist keeps one entry).
-        seen = set() if seen is None else seen
-        if id(value) in seen:
-            return
-        seen.add(id(value))
-        # MLIR use lists iterate newest use first.
-        for user, index in reversed(value.uses):
-            edge = data_flow_edge_for_source(user, index)
-            if edge is not None:
-                self._notify(edge)
-            elif user.is_terminator:
-                self._notify_terminator_user(user, index, seen)
-            elif user.name == "func.call":
-                callee = self.funcs.get(callee_name(user))
-                if callee is not None and callee.regions and callee.regions[0].blocks:
-                    self._notify_users_modified(callee.regions[0].entry.args[index], seen)
-            else:
-                self._notify(user)
-
-    def _notify_terminator_user(self, user: Op, index: int, seen: set[int]) -> None:
-        parent = user.parent_op
-        assert parent is not None
-        if user.name != "func.return":
-            self._notify(parent)
-            return
-        callers = self.callers.get(self.module.symbol_name(parent) or "", [])
-        if not callers:
-            self._notify(parent)
-            return
-        for call in callers:
-            self._notify_users_modified(call.results[index], seen)
-
     # -- the four patterns ------------------------------------------------------------------
 
     def _propagate_registered_op(self, op: Op) -> None:
         # The hot path of the driver (every op, every round): the rule stored on the op, the
         # shardings read once, and the step skipped when no value has a sharding (no mesh:
-        # `propagate_tensor_shardings` would return at once).
+        # `propagate_tensor_shardings` would return at once). Without an observer, that
+        # method's checks and memoized step are inline, and its sides built only to write.
         rule = op.attributes.get(SHARDING_RULE_ATTR)
+        stored = True  # whether `rule` is the op's attribute (`memo_key` reads that)
         if type(rule) is not OpShardingRule:
             rule = self._rule_of(op)
             if rule is None:
                 return
+            stored = op.attributes.get(SHARDING_RULE_ATTR) is rule
         operand_shardings = get_operand_shardings(op)
         result_shardings = get_result_shardings(op)
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
@@ -408,14 +318,46 @@ class PropagationDriver:
             if self.skip.op_directions is not None:
                 self.skip.op_directions[id(op)] = ANY_DIRECTIONS
             return
-        if self.propagate_tensor_shardings(
-            op,
-            _Tensors(op.operands, operand_shardings),
-            _Tensors(op.results, result_shardings),
-            rule,
-            self.directions(op, rule),
-            self.conservative,
-        ):
+        if self.observer is not None:
+            changed = self.propagate_tensor_shardings(
+                op,
+                Tensors(op.operands, operand_shardings),
+                Tensors(op.results, result_shardings),
+                rule,
+                self.directions(op, rule),
+                self.conservative,
+            )
+        else:
+            changed = False
+            memo = self.directions_memo
+            if memo is not None and stored and op.name not in DIRECTIONS_BY_MORE_THAN_NAME:
+                # `directions` inline (`memo_key` is (name, rule) here).
+                directions = memo.get((op.name, rule))
+                if directions is None:
+                    directions = self.directions(op, rule)
+            else:
+                directions = self.directions(op, rule)
+            if any(directions):
+                mesh_name = self.common_mesh_name(operand_shardings + result_shardings)
+                if mesh_name is not None:
+                    mesh = self.meshes[mesh_name]
+                    if not mesh.is_maximal:
+                        new_operands, new_results = self.step(
+                            self.strategy,
+                            rule,
+                            tuple(operand_shardings),
+                            tuple(result_shardings),
+                            mesh_name,
+                            mesh,
+                            directions,
+                            self.conservative,
+                            is_elementwise(op),
+                        )
+                        if any(new_operands) or any(new_results):
+                            changed = self._write_op_step(
+                                op, operand_shardings, result_shardings, new_operands, new_results
+                            )
+        if changed:
             self.skip.unsettled.add(id(op))
         elif self.skip.unsettled:
             self.skip.unsettled.discard(id(op))
@@ -503,14 +445,49 @@ class PropagationDriver:
                 owner_op, target, sharding, data_flow.AFTER_EDGE_PROPAGATION
             )
 
-        if self.propagate_tensor_shardings(
-            edge,
-            _Tensors(sources, source_shardings),
-            _Tensors(edge.results, [current], set_target),
-            rule,
-            direction,
-            False,
-        ):
+        if self.observer is not None:
+            changed = self.propagate_tensor_shardings(
+                edge,
+                Tensors(sources, source_shardings),
+                Tensors(edge.results, [current], set_target),
+                rule,
+                direction,
+                False,
+            )
+        else:  # `propagate_tensor_shardings` inline, as for a registered op
+            changed = False
+            if type(direction) is PropagationDirection:
+                directions = self.edge_step_directions.get((rule, direction))
+                if directions is None:
+                    directions = step_directions(rule, direction)
+                    self.edge_step_directions[(rule, direction)] = directions
+            else:
+                directions = step_directions(rule, direction)
+            if any(directions):
+                mesh_name = self.common_mesh_name([*source_shardings, current])
+                if mesh_name is not None:
+                    mesh = self.meshes[mesh_name]
+                    if not mesh.is_maximal:
+                        new_sources, new_results = self.step(
+                            self.strategy,
+                            rule,
+                            tuple(source_shardings),
+                            (current,),
+                            mesh_name,
+                            mesh,
+                            directions,
+                            False,
+                            False,  # `is_elementwise` of an edge
+                        )
+                        if any(new_sources) or any(new_results):
+                            changed = self._write_step(
+                                Tensors(sources, source_shardings),
+                                Tensors(edge.results, [current], set_target),
+                                new_sources,
+                                new_results,
+                                True,
+                            )
+        if changed:
             self.skip.unsettled.add(id(edge))
         elif self.skip.unsettled:
             self.skip.unsettled.discard(id(edge))
@@ -568,11 +545,11 @@ class PropagationDriver:
 
     def _value_side(
         self, values: Sequence[Value], shardings: list[TensorSharding | None] | None = None
-    ) -> _Tensors:
+    ) -> Tensors:
         """`values` with their shardings (read here unless given), set with `set_sharding`."""
         if shardings is None:
             shardings = [get_sharding(v) for v in values]
-        return _Tensors(values, shardings)
+        return Tensors(values, shardings)
 
     # -- func results -------------------------------------------------------------------------
 
@@ -593,8 +570,8 @@ class PropagationDriver:
 
             self.propagate_tensor_shardings(
                 func,
-                _Tensors([value], [get_sharding(value)]),
-                _Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
+                Tensors([value], [get_sharding(value)]),
+                Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
                 create_identity_sharding_rule(t),
                 lambda _f: PropagationDirection.BOTH,
                 False,
@@ -615,8 +592,8 @@ class PropagationDriver:
     def propagate_tensor_shardings(
         self,
         op: Op,
-        operands: _Tensors,
-        results: _Tensors,
+        operands: Tensors,
+        results: Tensors,
         rule: OpShardingRule,
         direction: StepDirection | tuple,
         conservative: bool,
@@ -657,40 +634,7 @@ class PropagationDriver:
                 self.observer.step_info(self, op, *values, rule, directions, mesh_name)
         if not any(new_operands) and not any(new_results):  # the step changed no tensor
             return False
-        changed = False
-        for side, news in ((operands, new_operands), (results, new_results)):
-            for i, new in enumerate(news):
-                if new is not None and self._update_tensor(side, i, new, notify):
-                    changed = True
+        changed = self._write_step(operands, results, new_operands, new_results, notify)
         if self.observer is not None and changed:
             self.observer.after_step(op, self.observer_projection)
         return changed
-
-    def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> bool:
-        old = side.shardings[i]
-        if new is old or (old is None and new.empty_axes) or new == old:
-            return False
-        self.changed = True
-        if side.setter is None:
-            set_sharding(side.values[i], new)
-        else:
-            side.setter(i, new)
-        if side.is_func_result:
-            return True
-        # Shardy re-queues, and mirrors to the sharding group, the value that owns the
-        # sharding (`getShardableValue`): e.g. the while result for its body's block argument.
-        value = shardable_value(side.values[i]) or side.values[i]
-        skip = self.skip
-        if not skip.unrequeued_write:
-            skip.note_write(self, side.values[i], value, old, notify)
-        if notify:
-            self._notify_sharding_modified(value)
-        for member in self.groups.members(value):
-            if member is value:
-                continue
-            if not skip.unrequeued_write:
-                skip.note_write(self, member, member, None, notify)
-            set_sharding(member, new)
-            if notify:
-                self._notify_sharding_modified(member)
-        return True

@@ -39,7 +39,7 @@ from shardwise.sdy.shardings import (
 )
 from shardwise.sharding import TensorSharding
 
-__all__ = ["ANY_DIRECTIONS", "SettledOpSkip", "SkipHost"]
+__all__ = ["ANY_DIRECTIONS", "COMPUTATIONS", "SettledOpSkip", "SkipHost"]
 
 
 class SkipHost(Protocol):
@@ -345,5 +345,6 @@ _ALWAYS = object()
 _EDGE = object()
 # The data-flow ops whose operands feed their block arguments' edges.
 _COMPUTATIONS = frozenset({"sdy.named_computation", "sdy.manual_computation"})
+COMPUTATIONS = _COMPUTATIONS
 # `SettledOpSkip.op_directions` of an op whose latest visit found no sharding.
 ANY_DIRECTIONS = object()

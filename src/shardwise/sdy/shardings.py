@@ -35,6 +35,8 @@ __all__ = [
     "get_func_result_sharding",
     "set_func_result_sharding",
     "get_op_shardings",
+    "replace_sharding_at_index",
+    "SPECIAL_OWNERS",
 ]
 
 _SHARDING_PROPERTY_OPS = frozenset({"sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"})
@@ -42,6 +44,7 @@ _SHARDING_PROPERTY_OPS = frozenset({"sdy.data_flow_edge", "sdy.sharding_constrai
 _SPECIAL_OWNERS = (
     _SHARDING_PROPERTY_OPS | COLLECTIVE_OPS | data_flow.DATA_FLOW_OPS | frozenset({"func.func"})
 )
+SPECIAL_OWNERS = _SPECIAL_OWNERS
 
 
 def owning_op(value: Value) -> Op:
@@ -180,7 +183,7 @@ def set_sharding(value: Value, sharding: TensorSharding) -> None:
     """Store `sharding` where `get_sharding(value)` reads it (no-op for unshardable values)."""
     owner = value.owner
     if type(owner) is Op and owner.name not in _SPECIAL_OWNERS:
-        _replace_sharding_at_index(owner, value.index, sharding)  # as in `get_sharding`
+        replace_sharding_at_index(owner, value.index, sharding)  # as in `get_sharding`
         return
     v = shardable_value(value)
     if v is None:
@@ -195,10 +198,12 @@ def set_sharding(value: Value, sharding: TensorSharding) -> None:
     elif data_flow.is_data_flow_op(op):
         data_flow.set_edge_owner_sharding(op, v, sharding)
     else:
-        _replace_sharding_at_index(op, v.index, sharding)
+        replace_sharding_at_index(op, v.index, sharding)
 
 
-def _replace_sharding_at_index(op: Op, index: int, sharding: TensorSharding) -> None:
+def replace_sharding_at_index(op: Op, index: int, sharding: TensorSharding) -> None:
+    """Store `sharding` as result `index`'s in `op`'s own list (the others kept, or fully
+    open if it had none): `set_sharding` of a result of an op outside `SPECIAL_OWNERS`."""
     shardings = get_op_shardings(op)
     if shardings is None:
         mesh = sharding.mesh_or_ref
