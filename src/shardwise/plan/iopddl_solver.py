@@ -41,15 +41,23 @@ import numpy as np
 
 from shardwise.plan.highs import MilpBuilder, run_forked
 from shardwise.plan.iopddl import Problem, check_feasible, evaluate
+from shardwise.plan.iopddl_model import (
+    _PENALTY,
+    _add_pair_edge,
+    _better,
+    _load,
+    _Model,
+    _move,
+)
 
 __all__ = ["IopddlResult", "solve"]
 
 # Above this many memory-row nonzeros, only the most loaded time points get rows (and the
 # MILP's answer is repaired where the others go over).
 _MAX_MEMORY_NNZ = 2_000_000
-# Table entries at or above this are the contest's "forbidden" penalties; the MILP sees them
-# capped (a lower bound stays a lower bound), the evaluator sees them as they are.
-_PENALTY = 1e15
+# Above this many MILP variables the whole MILP is not tried (HiGHS finds nothing in the
+# contest's time): the neighbourhood search (`iopddl_lns`) is.
+_WHOLE_MILP_VARS = 1_500_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,23 +93,6 @@ class IopddlResult:
 
     def to_text(self) -> str:
         return json.dumps(self.to_json())
-
-
-@dataclass(slots=True)
-class _Model:
-    """The problem as arrays, with foldable edges folded into node costs."""
-
-    node_cost: list[np.ndarray]
-    pairs: list[tuple[int, int, np.ndarray]]  # (i, j, table of shape (n_i, n_j)), i != j
-    others: list[tuple[tuple[int, ...], np.ndarray]]  # any other edge, as an n-d table
-    constant: float
-    incident: list[list[tuple[int, int]]]  # node -> (pair index, 0 if node is i else 1)
-    incident_other: list[list[int]]
-    usage: list[np.ndarray]
-    limit: float | None
-    times: np.ndarray  # the time points where memory is checked
-    span: np.ndarray  # node -> [first, last) index into `times` where it is live
-    intervals: np.ndarray  # node -> [lo, hi) in time (nodes without memory: [0, 0))
 
 
 def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> IopddlResult:
@@ -141,8 +132,10 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     method, bound = "local-search", None
     if use_milp and _milp_size(model) > _WHOLE_MILP_VARS and end - time.monotonic() > 0.2:
         # Too big for HiGHS as a whole: small parts of it re-solved exactly, one at a time.
+        from shardwise.plan.iopddl_lns import lns
+
         cand = best.copy()
-        _lns(model, cand, end)  # (no local search after it: on A its first pass took 2.7 s)
+        lns(model, cand, end)  # (no local search after it: on A its first pass took 2.7 s)
         ev = evaluate(problem, tuple(cand.tolist()))
         if ev.feasible and ev.cost <= best_ev.cost:
             best, best_ev, method = cand, ev, "lns"
@@ -176,6 +169,10 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
         method=method,
         solve_time_s=time.monotonic() - start,
     )
+
+
+def _milp_size(model: _Model) -> int:
+    return sum(len(c) for c in model.node_cost) + sum(t.size for _, _, t in model.pairs)
 
 
 def _proved(cost: int, bound: float | None) -> bool:
@@ -289,16 +286,6 @@ def _tightest_points(model: _Model, assign: np.ndarray, max_nnz: int) -> _Model:
     span[live, 0] = np.searchsorted(chosen, model.intervals[live, 0], side="left")
     span[live, 1] = np.searchsorted(chosen, model.intervals[live, 1], side="left")
     return replace(model, times=chosen, span=span)
-
-
-def _load(model: _Model, assign: np.ndarray) -> np.ndarray:
-    """The memory at each checked time point under `assign`."""
-    load = np.zeros(len(model.times))
-    for i, u in enumerate(model.usage):
-        a, b = model.span[i]
-        if a < b:
-            load[a:b] += u[assign[i]]
-    return load
 
 
 def _repair(model: _Model, assign: np.ndarray, deadline: float) -> None:
@@ -456,17 +443,6 @@ def _headroom(model: _Model, load: np.ndarray, node: int) -> float:
     return model.limit - float(load[a:b].max())
 
 
-def _move(model: _Model, assign: np.ndarray, load: np.ndarray, node: int, s: int) -> None:
-    a, b = model.span[node]
-    if a < b:
-        load[a:b] += model.usage[node][s] - model.usage[node][assign[node]]
-    assign[node] = s
-
-
-def _better(new: float, old: float) -> bool:
-    return new < old - 1e-9 * max(1.0, abs(old))
-
-
 def _single_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: float) -> None:
     movable = [i for i, c in enumerate(model.node_cost) if len(c) > 1]
     improved = True
@@ -563,20 +539,6 @@ def _add_general_edge(
             )
 
 
-def _add_pair_edge(
-    milp: MilpBuilder, xi: np.ndarray, xj: np.ndarray, table: np.ndarray, upper: np.ndarray
-) -> None:
-    """``y[a, b]`` in [0, upper] with ``sum_b y[a, b] = x_i[a]`` and ``sum_a y[a, b] = x_j[b]``."""
-    ni, nj = table.shape
-    y = milp.add_vars(table.ravel(), binary=False, upper=upper)
-    a, b = np.divmod(np.arange(ni * nj), nj)
-    rows = np.concatenate([a, ni + b, np.arange(ni), ni + np.arange(nj)])
-    cols = np.concatenate([y, y, xi, xj])
-    vals = np.concatenate([np.ones(2 * ni * nj), -np.ones(ni + nj)])
-    zeros = np.zeros(ni + nj)
-    milp.add_rows(rows, cols, vals, zeros, zeros)
-
-
 def _add_memory_rows(milp: MilpBuilder, model: _Model, x_index: list[np.ndarray]) -> None:
     """``sum of (usage - least usage) . x <= limit - sum of least usages`` at each time point."""
     if model.limit is None or len(model.times) == 0:
@@ -604,183 +566,3 @@ def _add_memory_rows(milp: MilpBuilder, model: _Model, x_index: list[np.ndarray]
         np.full(len(model.times), -np.inf),
         model.limit - base,
     )
-
-
-# The large neighbourhood search: a sub-MILP over a few connected nodes, the rest fixed.
-_LNS_VARS = 60_000  # variables (x and y) of one neighbourhood's MILP, at most
-_LNS_SECONDS = 2.0  # HiGHS's time limit per neighbourhood
-_LNS_MEMORY_ROWS = 5_000  # memory rows of one neighbourhood's MILP, at most (the tightest)
-_WHOLE_MILP_VARS = 1_500_000  # above this the whole MILP is not tried (HiGHS finds nothing)
-
-
-def _milp_size(model: _Model) -> int:
-    return sum(len(c) for c in model.node_cost) + sum(t.size for _, _, t in model.pairs)
-
-
-def _neighbourhood(model: _Model, seed: int, rng: np.random.Generator) -> list[int]:
-    """Nodes reached from `seed` over two-node edges (random order among the frontier),
-    while their MILP stays under `_LNS_VARS` variables."""
-    chosen, seen = [seed], {seed}
-    size = len(model.node_cost[seed])
-    frontier = [seed]
-    while frontier:
-        x = frontier.pop(int(rng.integers(len(frontier))))
-        for e, side in model.incident[x]:
-            i, j, table = model.pairs[e]
-            y = j if side == 0 else i
-            if y in seen or len(model.node_cost[y]) < 2:
-                continue
-            inside = sum(
-                model.pairs[f][2].size
-                for f, s in model.incident[y]
-                if (model.pairs[f][1] if s == 0 else model.pairs[f][0]) in seen
-            )
-            grown = size + len(model.node_cost[y]) + inside
-            if grown > _LNS_VARS:
-                continue
-            seen.add(y)
-            chosen.append(y)
-            frontier.append(y)
-            size = grown
-    return chosen
-
-
-def _sub_milp(
-    model: _Model, assign: np.ndarray, load: np.ndarray, nodes: list[int]
-) -> tuple[MilpBuilder, list[np.ndarray], Any] | None:
-    """The MILP over `nodes` with every other node at its strategy in `assign`, its x
-    indices per node, and a function giving its objective for an assignment of `nodes`
-    (None when an edge of more than two nodes reaches them: not handled here)."""
-    pos = {n: k for k, n in enumerate(nodes)}
-    if any(model.incident_other[n] for n in nodes):
-        return None
-    cost = [model.node_cost[n].copy() for n in nodes]
-    inner: list[tuple[int, int, np.ndarray]] = []
-    for n in nodes:
-        for e, side in model.incident[n]:
-            i, j, table = model.pairs[e]
-            other = j if side == 0 else i
-            if other in pos:
-                if side == 0:
-                    inner.append((pos[i], pos[j], table))
-            else:
-                cost[pos[n]] += table[:, assign[j]] if side == 0 else table[assign[i], :]
-    finite = [c[c < _PENALTY] for c in cost] + [t[t < _PENALTY].ravel() for _, _, t in inner]
-    top = max((float(np.abs(f).max()) for f in finite if f.size), default=1.0)
-    cap = max(top, 1.0) * 1e4
-
-    def allowed(values: np.ndarray) -> np.ndarray:
-        ok = values < _PENALTY
-        return ok.astype(np.float64) if ok.any() else np.ones(values.shape)
-
-    milp = MilpBuilder()
-    x = [milp.add_vars(np.minimum(c, cap), binary=True, upper=allowed(c)) for c in cost]
-    for idx in x:
-        milp.add_row(idx, np.ones(len(idx)), 1.0, 1.0)
-    for a, b, table in inner:
-        _add_pair_edge(milp, x[a], x[b], np.minimum(table, cap), allowed(table).ravel())
-    if model.limit is not None and len(model.times):
-        _add_sub_memory_rows(milp, model, assign, load, nodes, x)
-
-    def objective(picked: list[int]) -> float:
-        total = sum(float(c[s]) for c, s in zip(cost, picked, strict=True))
-        return total + sum(float(t[picked[a], picked[b]]) for a, b, t in inner)
-
-    return milp, x, objective
-
-
-def _add_sub_memory_rows(
-    milp: MilpBuilder,
-    model: _Model,
-    assign: np.ndarray,
-    load: np.ndarray,
-    nodes: list[int],
-    x: list[np.ndarray],
-) -> None:
-    """Memory rows at the time points the nodes could push over the limit (the others'
-    load is fixed there)."""
-    assert model.limit is not None
-    worst = np.zeros(len(model.times))
-    for n in nodes:
-        a, b = model.span[n]
-        if a < b:
-            worst[a:b] += model.usage[n].max() - model.usage[n][assign[n]]
-    points = np.nonzero(load + worst > model.limit)[0]
-    if points.size == 0:
-        return
-    if points.size > _LNS_MEMORY_ROWS:  # the tightest only: `_take` checks every point
-        slack = model.limit - load[points]
-        points = np.sort(points[np.argsort(slack, kind="stable")[:_LNS_MEMORY_ROWS]])
-    fixed = load[points].copy()
-    rows, cols, vals = [], [], []
-    for k, n in enumerate(nodes):
-        a, b = (int(v) for v in model.span[n])
-        lo, hi = np.searchsorted(points, a), np.searchsorted(points, b)  # points in [a, b)
-        if lo >= hi:
-            continue
-        hit = np.arange(lo, hi)
-        u = model.usage[n]
-        fixed[hit] -= u[assign[n]]
-        rows.append(np.repeat(hit, len(u)))
-        cols.append(np.tile(x[k], len(hit)))
-        vals.append(np.tile(u, len(hit)))
-    if rows:
-        milp.add_rows(
-            np.concatenate(rows),
-            np.concatenate(cols),
-            np.concatenate(vals),
-            np.full(points.size, -np.inf),
-            model.limit - fixed,
-        )
-
-
-def _lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> int:
-    """Improve `assign` in place: neighbourhoods of connected nodes re-solved exactly by
-    HiGHS with the rest fixed, each kept when it lowers the cost; the neighbourhoods made."""
-    rng = np.random.default_rng(seed)
-    movable = np.array([i for i, c in enumerate(model.node_cost) if len(c) > 1])
-    if movable.size == 0:
-        return 0
-    load = _load(model, assign)
-    made, last = 0, 0.0
-    # A neighbourhood is begun only when twice the last one's time is left: HiGHS keeps its
-    # own limit, building the rows does not look at the clock.
-    while time.monotonic() + max(0.1, 2 * last) < deadline:
-        began = time.monotonic()
-        nodes = _neighbourhood(model, int(rng.choice(movable)), rng)
-        sub = _sub_milp(model, assign, load, nodes)
-        if sub is None:
-            continue
-        milp, x, objective = sub
-        budget = min(_LNS_SECONDS, deadline - time.monotonic() - 0.05)
-        if budget <= 0.02:
-            break
-        # In a child process: HiGHS overruns its own limit on some (32 s for 2 s on A).
-        res = run_forked(lambda m=milp, b=budget: m.solve(b), budget + 0.3)
-        made += 1
-        if res is not None and res.x is not None:
-            _take(model, assign, load, nodes, [int(np.argmax(res.x[idx])) for idx in x], objective)
-        last = time.monotonic() - began
-        if res is not None and len(nodes) == movable.size and res.status == "optimal":
-            break  # the whole problem was that neighbourhood, solved exactly
-    return made
-
-
-def _take(
-    model: _Model,
-    assign: np.ndarray,
-    load: np.ndarray,
-    nodes: list[int],
-    picked: list[int],
-    objective: Any,
-) -> None:
-    """Move `nodes` to `picked` (in place) if that lowers the cost and every time point fits."""
-    if not _better(objective(picked), objective([int(assign[n]) for n in nodes])):
-        return
-    trial, trial_load = assign.copy(), load.copy()
-    for n, s in zip(nodes, picked, strict=True):
-        _move(model, trial, trial_load, n, s)
-    if model.limit is not None and len(trial_load) and trial_load.max() > model.limit:
-        return
-    assign[:] = trial
-    load[:] = trial_load

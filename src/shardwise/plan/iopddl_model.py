@@ -1,0 +1,69 @@
+"""The IOPDDL problem as the solver's arrays (`iopddl_solver`), and what both the solver and
+its neighbourhood search (`iopddl_lns`) do with them: the memory at each checked time point,
+a move of one node, a pair edge's MILP rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from shardwise.plan.highs import MilpBuilder
+
+__all__ = ["_PENALTY", "_Model", "_add_pair_edge", "_better", "_load", "_move"]
+
+# Table entries at or above this are the contest's "forbidden" penalties; the MILP sees them
+# capped (a lower bound stays a lower bound), the evaluator sees them as they are.
+_PENALTY = 1e15
+
+
+@dataclass(slots=True)
+class _Model:
+    """The problem as arrays, with foldable edges folded into node costs."""
+
+    node_cost: list[np.ndarray]
+    pairs: list[tuple[int, int, np.ndarray]]  # (i, j, table of shape (n_i, n_j)), i != j
+    others: list[tuple[tuple[int, ...], np.ndarray]]  # any other edge, as an n-d table
+    constant: float
+    incident: list[list[tuple[int, int]]]  # node -> (pair index, 0 if node is i else 1)
+    incident_other: list[list[int]]
+    usage: list[np.ndarray]
+    limit: float | None
+    times: np.ndarray  # the time points where memory is checked
+    span: np.ndarray  # node -> [first, last) index into `times` where it is live
+    intervals: np.ndarray  # node -> [lo, hi) in time (nodes without memory: [0, 0))
+
+
+def _load(model: _Model, assign: np.ndarray) -> np.ndarray:
+    """The memory at each checked time point under `assign`."""
+    load = np.zeros(len(model.times))
+    for i, u in enumerate(model.usage):
+        a, b = model.span[i]
+        if a < b:
+            load[a:b] += u[assign[i]]
+    return load
+
+
+def _move(model: _Model, assign: np.ndarray, load: np.ndarray, node: int, s: int) -> None:
+    a, b = model.span[node]
+    if a < b:
+        load[a:b] += model.usage[node][s] - model.usage[node][assign[node]]
+    assign[node] = s
+
+
+def _better(new: float, old: float) -> bool:
+    return new < old - 1e-9 * max(1.0, abs(old))
+
+
+def _add_pair_edge(
+    milp: MilpBuilder, xi: np.ndarray, xj: np.ndarray, table: np.ndarray, upper: np.ndarray
+) -> None:
+    """``y[a, b]`` in [0, upper] with ``sum_b y[a, b] = x_i[a]`` and ``sum_a y[a, b] = x_j[b]``."""
+    ni, nj = table.shape
+    y = milp.add_vars(table.ravel(), binary=False, upper=upper)
+    a, b = np.divmod(np.arange(ni * nj), nj)
+    rows = np.concatenate([a, ni + b, np.arange(ni), ni + np.arange(nj)])
+    cols = np.concatenate([y, y, xi, xj])
+    vals = np.concatenate([np.ones(2 * ni * nj), -np.ones(ni + nj)])
+    zeros = np.zeros(ni + nj)
+    milp.add_rows(rows, cols, vals, zeros, zeros)
