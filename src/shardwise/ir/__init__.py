@@ -33,6 +33,7 @@ from shardwise.ir.core import (
     Op,
     Region,
     Value,
+    gc_paused,
     release_ops,
 )
 from shardwise.ir.edit import (
@@ -56,6 +57,7 @@ from shardwise.ir.types import DYNAMIC, OpaqueType, TensorType, Type, parse_type
 from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order
 
 __all__ = [
+    "gc_paused",
     "release_ops",
     "TensorType",
     "OpaqueType",

@@ -3,6 +3,8 @@ the package's doc says what the IR mirrors). Values compare by identity: they ar
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -436,3 +438,17 @@ def release_ops(ops: list[Op]) -> None:
                 for arg in block.args:
                     arg.owner = None  # type: ignore[assignment]
                     arg.uses = []
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic GC until the block ends (the GC's state before comes back): a module is one
+    long-lived object graph with few cycles, which collections would only walk again and
+    again while it is built, transformed or costed; free it with `Module.release`."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardwise.errors import InputError
-from shardwise.ir import Module, release_ops
+from shardwise.ir import Module, gc_paused, release_ops
 from shardwise.plan.cost import CostParams, estimate_ir
 from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
@@ -39,8 +39,6 @@ def _key(shardings: Shardings) -> Key:
 def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> dict[str, Any]:
     """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
     Top-level so that executors in other processes (or on Dask workers) can run it."""
-    import gc
-
     from shardwise.syntax import parse_tensor_sharding
 
     # No cyclic GC while the candidate is costed: its clone and the passes' IR are young
@@ -48,22 +46,19 @@ def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> di
     # walking them (1.7-2.0 of 8.8 CPU seconds on the GPT case of benchmarks/plan/); the
     # module is freed by reference counting below, and the few cycles the passes leave are
     # collected once the GC is on again.
-    enabled = gc.isenabled()
-    gc.disable()
-    module = _fresh_copy(text, name)
-    ops = list(module.walk())  # those the passes erase too: freed below, not left to the GC
-    try:
-        func = main_func(module)
-        assert func is not None
-        args = func.regions[0].entry.args
-        for i, sharding_text in key:
-            set_sharding(args[i], parse_tensor_sharding(sharding_text))
-        return estimate_ir(module, params)
-    finally:
-        release_ops(ops)
-        module.release()  # frees it by reference counting: no GC pass over a dead module
-        if enabled:
-            gc.enable()
+    with gc_paused():
+        module = _fresh_copy(text, name)
+        ops = list(module.walk())  # those the passes erase too: freed below, not left to the GC
+        try:
+            func = main_func(module)
+            assert func is not None
+            args = func.regions[0].entry.args
+            for i, sharding_text in key:
+                set_sharding(args[i], parse_tensor_sharding(sharding_text))
+            return estimate_ir(module, params)
+        finally:
+            release_ops(ops)
+            module.release()  # frees it by reference counting: no GC pass over a dead module
 
 
 @functools.lru_cache(maxsize=6)
@@ -80,13 +75,10 @@ _MAX_MASTERS = 6
 
 def _master(text: str, name: str) -> Module:
     """The text loaded once per process, never changed: candidates propagate clones of it."""
-    key = (text, name)
-    module = _MASTERS.pop(key, None)
+    module = _MASTERS.pop((text, name), None)
     if module is None:
         module = _generic_form(text, name).load()
-    _MASTERS[key] = module
-    while len(_MASTERS) > _MAX_MASTERS:
-        del _MASTERS[next(iter(_MASTERS))]
+    _remember(text, name, module)
     return module
 
 
@@ -97,6 +89,11 @@ def use_as_master(text: str, name: str, module: Module, instead_of: str | None =
     if instead_of is not None:
         _MASTERS.pop((instead_of, name), None)
     _MASTERS.pop((text, name), None)
+    _remember(text, name, module)
+
+
+def _remember(text: str, name: str, module: Module) -> None:
+    """`module` as the newest master, the oldest dropped past `_MAX_MASTERS`."""
     _MASTERS[text, name] = module
     while len(_MASTERS) > _MAX_MASTERS:
         del _MASTERS[next(iter(_MASTERS))]
@@ -105,19 +102,13 @@ def use_as_master(text: str, name: str, module: Module, instead_of: str | None =
 def _fresh_copy(text: str, name: str) -> Module:
     """A copy of `_master` to change: cloning the IR is about 5x faster than loading the
     generic form again, and gives the same module (same ops, uses, names and locations)."""
-    import gc
 
     from shardwise.io.generic_text import RESOURCES
     from shardwise.ir.edit import clone_op
 
     master = _master(text, name)
-    enabled = gc.isenabled()
-    gc.disable()  # as the parser: the clone is one live graph, nothing for the GC to find
-    try:
+    with gc_paused():  # as the parser: the clone is one live graph, nothing for the GC to find
         copy = Module(clone_op(master.op), master.source, master.filename)
-    finally:
-        if enabled:
-            gc.enable()
     copy.allow_unregistered_dialect = master.allow_unregistered_dialect
     copy.unregistered_ops = master.unregistered_ops
     if master in RESOURCES:
