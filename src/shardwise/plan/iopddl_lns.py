@@ -12,12 +12,11 @@ import numpy as np
 
 from shardwise.plan.highs import MilpBuilder, MilpResult, run_forked
 from shardwise.plan.iopddl_model import (
-    _PENALTY,
-    _add_pair_edge,
     _better,
     _load,
     _Model,
     _move,
+    _pairwise_milp,
 )
 
 __all__ = ["lns"]
@@ -75,20 +74,7 @@ def _sub_milp(
                     inner.append((pos[i], pos[j], table))
             else:
                 cost[pos[n]] += table[:, assign[j]] if side == 0 else table[assign[i], :]
-    finite = [c[c < _PENALTY] for c in cost] + [t[t < _PENALTY].ravel() for _, _, t in inner]
-    top = max((float(np.abs(f).max()) for f in finite if f.size), default=1.0)
-    cap = max(top, 1.0) * 1e4
-
-    def allowed(values: np.ndarray) -> np.ndarray:
-        ok = values < _PENALTY
-        return ok.astype(np.float64) if ok.any() else np.ones(values.shape)
-
-    milp = MilpBuilder()
-    x = [milp.add_vars(np.minimum(c, cap), binary=True, upper=allowed(c)) for c in cost]
-    for idx in x:
-        milp.add_row(idx, np.ones(len(idx)), 1.0, 1.0)
-    for a, b, table in inner:
-        _add_pair_edge(milp, x[a], x[b], np.minimum(table, cap), allowed(table).ravel())
+    milp, x, _ = _pairwise_milp(cost, inner)
     if model.limit is not None and len(model.times):
         _add_sub_memory_rows(milp, model, assign, load, nodes, x)
 

@@ -1,16 +1,17 @@
 """The IOPDDL problem as the solver's arrays (`iopddl_solver`), and what both the solver and
 its neighbourhood search (`iopddl_lns`) do with them: the memory at each checked time point,
-a move of one node, a pair edge's MILP rows."""
+a move of one node, the MILP of nodes and two-node edges."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from shardwise.plan.highs import MilpBuilder
 
-__all__ = ["_PENALTY", "_Model", "_add_pair_edge", "_better", "_load", "_move"]
+__all__ = ["_PENALTY", "_Model", "_better", "_load", "_move", "_pairwise_milp"]
 
 # Table entries at or above this are the contest's "forbidden" penalties; the MILP sees them
 # capped (a lower bound stays a lower bound), the evaluator sees them as they are.
@@ -67,3 +68,32 @@ def _add_pair_edge(
     vals = np.concatenate([np.ones(2 * ni * nj), -np.ones(ni + nj)])
     zeros = np.zeros(ni + nj)
     milp.add_rows(rows, cols, vals, zeros, zeros)
+
+
+def _pairwise_milp(
+    node_cost: list[np.ndarray], pairs: list[tuple[int, int, np.ndarray]]
+) -> tuple[MilpBuilder, list[np.ndarray], Callable[[np.ndarray], np.ndarray]]:
+    """One binary ``x`` per node strategy with ``sum_s x[i, s] = 1`` and one ``y`` per entry
+    of each two-node edge (`_add_pair_edge`); the MILP, each node's x indices, and the clip
+    the costs were given (for edges the caller adds). An entry at or above the penalty is
+    forbidden (its variable fixed to 0) unless a node or edge has nothing else, where it is
+    capped instead: the optimum is then the best penalty-free solution, and its bound, capped
+    at the penalty, still bounds every solution."""
+    finite = [c[c < _PENALTY] for c in node_cost] + [t[t < _PENALTY].ravel() for _, _, t in pairs]
+    top = max((float(np.abs(f).max()) for f in finite if f.size), default=1.0)
+    cap = max(top, 1.0) * 1e4
+
+    def clip(values: np.ndarray) -> np.ndarray:
+        return np.minimum(values, cap)
+
+    def allowed(values: np.ndarray) -> np.ndarray:
+        ok = values < _PENALTY
+        return ok.astype(np.float64) if ok.any() else np.ones(values.shape)
+
+    milp = MilpBuilder()
+    x_index = [milp.add_vars(clip(c), binary=True, upper=allowed(c)) for c in node_cost]
+    for idx in x_index:
+        milp.add_row(idx, np.ones(len(idx)), 1.0, 1.0)
+    for i, j, table in pairs:
+        _add_pair_edge(milp, x_index[i], x_index[j], clip(table), allowed(table).ravel())
+    return milp, x_index, clip

@@ -43,11 +43,11 @@ from shardwise.plan.highs import MilpBuilder, run_forked
 from shardwise.plan.iopddl import Problem, check_feasible, evaluate
 from shardwise.plan.iopddl_model import (
     _PENALTY,
-    _add_pair_edge,
     _better,
     _load,
     _Model,
     _move,
+    _pairwise_milp,
 )
 
 __all__ = ["IopddlResult", "solve"]
@@ -499,26 +499,8 @@ def _build_milp(model: _Model) -> MilpBuilder:
     """The MILP of the module docstring. An entry at or above the penalty is forbidden (its
     variable fixed to 0) unless a node has nothing else, where it is capped instead: the
     optimum is then the best penalty-free solution, and its bound, capped at the penalty,
-    still bounds every solution."""
-    finite = [c[c < _PENALTY] for c in model.node_cost] + [
-        t[t < _PENALTY].ravel() for _, _, t in model.pairs
-    ]
-    top = max((float(np.abs(f).max()) for f in finite if f.size), default=1.0)
-    cap = max(top, 1.0) * 1e4
-
-    def clip(values: np.ndarray) -> np.ndarray:
-        return np.minimum(values, cap)
-
-    def allowed(values: np.ndarray) -> np.ndarray:
-        ok = values < _PENALTY
-        return ok.astype(np.float64) if ok.any() else np.ones(values.shape)
-
-    milp = MilpBuilder()
-    x_index = [milp.add_vars(clip(c), binary=True, upper=allowed(c)) for c in model.node_cost]
-    for idx in x_index:
-        milp.add_row(idx, np.ones(len(idx)), 1.0, 1.0)
-    for i, j, table in model.pairs:
-        _add_pair_edge(milp, x_index[i], x_index[j], clip(table), allowed(table).ravel())
+    still bounds every solution (`_pairwise_milp`)."""
+    milp, x_index, clip = _pairwise_milp(model.node_cost, model.pairs)
     for members, table in model.others:
         _add_general_edge(milp, x_index, members, clip(table))
     _add_memory_rows(milp, model, x_index)
