@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from shardwise.axis import AxisRef
-from shardwise.ir import Module, Op, TensorType, Value, func_arg_attrs
+from shardwise.ir import Module, Op, SymbolTable, TensorType, Value, func_arg_attrs
 from shardwise.mesh import Mesh
 from shardwise.rules.registry import get_or_create_sharding_rule
 from shardwise.sdy.funcs import callee_of, main_func
@@ -200,10 +200,12 @@ def _link_rule(uf: _UnionFind, op: Op) -> None:
 _COMPUTE_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"})
 
 
-def _link_call(uf: _UnionFind, module: Module, op: Op, inner: int) -> Op | None:
+def _link_call(
+    uf: _UnionFind, module: Module, symbols: SymbolTable, op: Op, inner: int
+) -> Op | None:
     """Tie a call's operands and results (this context) to its callee's arguments and
     returned values (context `inner`); the callee, or None if it has no body."""
-    callee = callee_of(module, op)
+    callee = callee_of(module, op, symbols)
     if not callee.regions or not callee.regions[0].blocks:
         return None
     block = callee.regions[0].entry
@@ -235,6 +237,7 @@ def _link_data_flow(uf: _UnionFind, op: Op) -> None:
 def _link_from(uf: _UnionFind, module: Module, func: Op) -> None:
     """Link every op reached from `func`, each callee once per call that reaches it."""
     contexts = itertools.count(1)
+    symbols = SymbolTable(module)
     work = [(func, 0)]
     while work:
         body, uf.ctx = work.pop()
@@ -243,7 +246,7 @@ def _link_from(uf: _UnionFind, module: Module, func: Op) -> None:
                 continue
             if op.name == "func.call":
                 inner = next(contexts)
-                callee = _link_call(uf, module, op, inner)
+                callee = _link_call(uf, module, symbols, op, inner)
                 if callee is not None:
                     work.append((callee, inner))
             elif op.regions:
