@@ -11,6 +11,7 @@ import json
 import math
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -374,3 +375,52 @@ def test_the_neighbourhood_search_is_valid(prob):
     alone = solve(prob, time_limit=0.6, use_milp=False)
     assert evaluate(prob, res.strategies).feasible
     assert res.cost <= alone.cost
+
+
+# Node 0 is on a three-node edge (0, 1, 2) that costs 7 unless all three take strategy 1;
+# nodes 1 and 2 are also joined by a two-node edge that costs 9 when they differ.
+HYPER = {
+    "problem": {
+        "name": "hyper",
+        "nodes": {
+            "intervals": [[0, 1], [0, 1], [0, 1], [0, 1]],
+            "costs": [[0, 1], [0, 1], [0, 1], [3, 0]],
+            "usages": [[1, 1], [1, 1], [1, 1], [1, 1]],
+        },
+        "edges": {
+            "nodes": [[0, 1, 2], [1, 2], [2, 3]],
+            "costs": [[7, 7, 7, 7, 7, 7, 7, 0], [0, 9, 9, 0], [4, 0, 0, 4]],
+        },
+        "usage_limit": 4,
+    }
+}
+
+
+def test_the_neighbourhood_search_leaves_nodes_on_larger_edges_alone(monkeypatch):
+    """Its MILP has rows for two-node edges only: a node on an edge of more nodes is never
+    put in a neighbourhood (before, such a neighbourhood was drawn, found unusable and drawn
+    again until the deadline)."""
+    from shardwise.plan import iopddl_lns
+
+    model = iopddl_solver._build_model(parse_problem(HYPER))
+    drawn: list[list[int]] = []
+    real = iopddl_lns._neighbourhood
+    monkeypatch.setattr(
+        iopddl_lns, "_neighbourhood", lambda *a: drawn.append(real(*a)) or drawn[-1]
+    )
+    assign = iopddl_solver._penalty_free_start(model, time.monotonic() + 5, frugal=False)
+    iopddl_lns.lns(model, assign, time.monotonic() + 3)
+    assert drawn and all(set(n) <= {3} for n in drawn)  # 0, 1, 2 touch the three-node edge
+
+    three = {
+        "problem": {
+            "name": "only-hyper",
+            "nodes": {k: v[:3] for k, v in HYPER["problem"]["nodes"].items()},
+            "edges": {"nodes": [[0, 1, 2]], "costs": [[7] * 7 + [0]]},
+            "usage_limit": 3,
+        }
+    }
+    model = iopddl_solver._build_model(parse_problem(three))
+    drawn.clear()
+    assert iopddl_lns.lns(model, np.zeros(3, dtype=np.int64), time.monotonic() + 3) == 0
+    assert drawn == []  # every node touches the three-node edge: nothing to draw

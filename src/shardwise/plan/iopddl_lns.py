@@ -1,7 +1,8 @@
 """The large neighbourhood search of the IOPDDL solver (`iopddl_solver`'s docstring): where
 the whole MILP is too big for HiGHS, a node at random and the nodes reached from it over
 two-node edges, up to `_LNS_VARS` MILP variables, re-solved exactly with every other node
-fixed, kept when they cost less and every time point fits."""
+fixed, kept when they cost less and every time point fits. Nodes on an edge of more than two
+nodes are left to the local search: the neighbourhood MILP has rows for two-node edges only."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ _LNS_MEMORY_ROWS = 5_000  # memory rows of one neighbourhood's MILP, at most (th
 
 def _neighbourhood(model: _Model, seed: int, rng: np.random.Generator) -> list[int]:
     """Nodes reached from `seed` over two-node edges (random order among the frontier),
-    while their MILP stays under `_LNS_VARS` variables."""
+    while their MILP stays under `_LNS_VARS` variables; none on an edge of more nodes."""
     chosen, seen = [seed], {seed}
     size = len(model.node_cost[seed])
     frontier = [seed]
@@ -37,7 +38,7 @@ def _neighbourhood(model: _Model, seed: int, rng: np.random.Generator) -> list[i
         for e, side in model.incident[x]:
             i, j, table = model.pairs[e]
             y = j if side == 0 else i
-            if y in seen or len(model.node_cost[y]) < 2:
+            if y in seen or len(model.node_cost[y]) < 2 or model.incident_other[y]:
                 continue
             inside = sum(
                 model.pairs[f][2].size
@@ -56,13 +57,12 @@ def _neighbourhood(model: _Model, seed: int, rng: np.random.Generator) -> list[i
 
 def _sub_milp(
     model: _Model, assign: np.ndarray, load: np.ndarray, nodes: list[int]
-) -> tuple[MilpBuilder, list[np.ndarray], Callable[[list[int]], float]] | None:
-    """The MILP over `nodes` with every other node at its strategy in `assign`, its x
-    indices per node, and a function giving its objective for an assignment of `nodes`
-    (None when an edge of more than two nodes reaches them: not handled here)."""
+) -> tuple[MilpBuilder, list[np.ndarray], Callable[[list[int]], float]]:
+    """The MILP over `nodes` (none on an edge of more than two nodes) with every other node
+    at its strategy in `assign`, its x indices per node, and a function giving its objective
+    for an assignment of `nodes`."""
+    assert not any(model.incident_other[n] for n in nodes)
     pos = {n: k for k, n in enumerate(nodes)}
-    if any(model.incident_other[n] for n in nodes):
-        return None
     cost = [model.node_cost[n].copy() for n in nodes]
     inner: list[tuple[int, int, np.ndarray]] = []
     for n in nodes:
@@ -134,8 +134,10 @@ def lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> in
     """Improve `assign` in place: neighbourhoods of connected nodes re-solved exactly by
     HiGHS with the rest fixed, each kept when it lowers the cost; the neighbourhoods made."""
     rng = np.random.default_rng(seed)
-    movable = np.array([i for i, c in enumerate(model.node_cost) if len(c) > 1])
-    if movable.size == 0:
+    movable = np.array(
+        [i for i, c in enumerate(model.node_cost) if len(c) > 1 and not model.incident_other[i]]
+    )
+    if movable.size == 0:  # (each node on an edge of more than two nodes: none to re-solve)
         return 0
     load = _load(model, assign)
     made, last = 0, 0.0
@@ -144,10 +146,7 @@ def lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> in
     while time.monotonic() + max(0.1, 2 * last) < deadline:
         began = time.monotonic()
         nodes = _neighbourhood(model, int(rng.choice(movable)), rng)
-        sub = _sub_milp(model, assign, load, nodes)
-        if sub is None:
-            continue
-        milp, x, objective = sub
+        milp, x, objective = _sub_milp(model, assign, load, nodes)
         budget = min(_LNS_SECONDS, deadline - time.monotonic() - 0.05)
         if budget <= 0.02:
             break
