@@ -7,13 +7,23 @@ import warnings
 import pytest
 
 from shardwise.errors import RuleError
-from shardwise.ir import SHARDING_RULE_ATTR, Block, Module, Op, RawAttr, Region, TensorType
+from shardwise.ir import (
+    SHARDING_RULE_ATTR,
+    Block,
+    Module,
+    Op,
+    RawAttr,
+    Region,
+    TensorType,
+    clone_op,
+)
 from shardwise.rules import registry
 from shardwise.rules.ops import custom_call, elementwise
 from shardwise.rules.populate import populate_op_sharding_rules
 from shardwise.rules.registry import (
     NO_RULE_OPS,
     UnknownOpWarning,
+    attach_rules_to_clone,
     create_op_sharding_rule,
     get_or_create_sharding_rule,
     register,
@@ -235,4 +245,36 @@ def test_rules_reading_operands_defining_ops_are_not_shared() -> None:
     )
     assert str(with_computed) == (
         "#sdy.op_sharding_rule<([i, k], [j, k], [], [])->([i, k]) {i=8, j=2, k=4} need_replication={j}>"
+    )
+
+
+# -- rules attached to a body before it is cloned ---------------------------------------------
+
+
+@pytest.mark.parametrize("conservative", [False, True], ids=["default", "conservative"])
+def test_rules_attached_to_a_body_are_those_a_first_visit_creates(conservative: bool) -> None:
+    """`attach_rules_to_clone` stores the rule `get_or_create_sharding_rule` would, and only
+    where the signature decides it; a clone then carries the same rule object."""
+    tanh = make_op("stablehlo.tanh")
+    reverse = make_op("stablehlo.reverse", dimensions="array<i64: 1>")
+    custom = OpShardingRule((8, 4), (((0,), (1,)),), (((0,), (1,)),), is_custom_rule=True)
+    with_rule = make_op("stablehlo.tanh")
+    with_rule.attributes[SHARDING_RULE_ATTR] = custom
+    update = _update_slice(Op("stablehlo.constant", result_types=[TensorType((), "i32")]))
+    unknown = make_op("foo.bar")
+    module = in_func(tanh, reverse, with_rule, update, unknown)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an op without a rule function warns nothing here
+        attach_rules_to_clone(module.funcs[0], conservative)
+    for op in (tanh, reverse):
+        fresh = make_op(op.name, **{k: str(v) for k, v in op.properties.items()})
+        assert op.attributes[SHARDING_RULE_ATTR] is create_op_sharding_rule(fresh, conservative)
+        assert clone_op(op).attributes[SHARDING_RULE_ATTR] is op.attributes[SHARDING_RULE_ATTR]
+    assert with_rule.attributes[SHARDING_RULE_ATTR] is custom
+    assert SHARDING_RULE_ATTR not in update.attributes  # reads its operands' defining ops
+    assert SHARDING_RULE_ATTR not in unknown.attributes
+    assert all(
+        SHARDING_RULE_ATTR not in op.attributes
+        for op in module.walk()
+        if op.name.startswith(("func", "builtin"))
     )

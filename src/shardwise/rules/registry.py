@@ -29,6 +29,7 @@ __all__ = [
     "NO_RULE_OPS",
     "RuleFn",
     "UnknownOpWarning",
+    "attach_rules_to_clone",
     "create_op_sharding_rule",
     "ops_without_rule",
     "get_or_create_sharding_rule",
@@ -240,6 +241,34 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
         return None
     warn_once("op", f"op '{op.name}' is unknown to SDY sharding rule registry", op.name)
     return None
+
+
+def attach_rules_to_clone(root: Op, conservative: bool) -> None:
+    """Store on each op nested in `root` that has no rule yet the rule propagation would store
+    there (`get_or_create_sharding_rule` with `conservative`), where that rule is a function
+    of the op's signature alone; clones of `root` made afterwards copy it with the op's other
+    attributes (a func body called n times: one rule lookup per op instead of n).
+
+    What the clone would read on its first visit is the same signature, hence the same
+    (interned) rule: an op with no rule function, one whose rule reads more than its
+    signature (its regions, its operands' defining ops, a user's rule function), or with an
+    unhashable attribute is left alone and gets its rule as before.
+    """
+    rules = _rules()
+    for op in root.walk():
+        rule_fn = rules.get(op.name)
+        if rule_fn is None or SHARDING_RULE_ATTR in op.attributes:
+            continue
+        signature = _signature(op, rule_fn, conservative)
+        if signature is None:
+            continue
+        try:
+            hash(signature)
+        except TypeError:
+            continue
+        rule = create_op_sharding_rule(op, conservative)
+        if rule is not None:
+            op.attributes[SHARDING_RULE_ATTR] = rule
 
 
 def _existing_rule(op: Op) -> OpShardingRule | None:
