@@ -278,3 +278,37 @@ def test_rules_attached_to_a_body_are_those_a_first_visit_creates(conservative: 
         for op in module.walk()
         if op.name.startswith(("func", "builtin"))
     )
+
+
+def _scatter(combiner: str) -> Op:
+    """scatter(8x4 operand, 5x1 indices, 5x4 updates): rows of updates combined into rows."""
+    scalar = TensorType((), "f32")
+    body = Block([scalar, scalar])
+    combine = Op(combiner, list(body.args), [scalar])
+    body.append(combine)
+    body.append(Op("stablehlo.return", [combine.results[0]]))
+    dims = (
+        "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
+        "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>"
+    )
+    op = Op(
+        "stablehlo.scatter",
+        result_types=[T],
+        properties={"scatter_dimension_numbers": RawAttr(dims)},
+        regions=[Region([body])],
+    )
+    for t in (T, TensorType((5, 1), "i32"), TensorType((5, 4), "f32")):
+        op.add_operand(Block([t]).args[0])
+    return op
+
+
+def test_a_scatters_rule_is_shared_by_what_it_reads_of_its_update_computation() -> None:
+    """Same types and attributes: an add combines commutatively (the update rows reduce into
+    the result), a subtract does not (they need replication)."""
+    add = create_op_sharding_rule(_scatter("stablehlo.add"))
+    subtract = create_op_sharding_rule(_scatter("stablehlo.subtract"))
+    assert create_op_sharding_rule(_scatter("stablehlo.add")) is add
+    assert create_op_sharding_rule(_scatter("stablehlo.subtract")) is subtract
+    head = "#sdy.op_sharding_rule<([k, j], [i, l], [i, j])->([k, j]) {i=5, j=4, k=8, l=1}"
+    assert str(add) == head + " reduction={i} need_replication={l}>"
+    assert str(subtract) == head + " need_replication={i, l}>"
