@@ -79,6 +79,7 @@ class Value:
 
 
 _NO_REGIONS: tuple = ()
+_NO_SUCCESSORS: tuple = ()
 
 
 class Op:
@@ -121,7 +122,8 @@ class Op:
         # Most ops have no region: they share one empty tuple (`add_region` makes the list),
         # so the walks' `op.regions` test reads no per-op object (a cache miss per op).
         self.regions: list[Region] = _NO_REGIONS  # type: ignore[assignment]
-        self.successors: list[str] = []
+        # Block successors (``^bb1``) are rare: ops without share one empty tuple, as regions.
+        self.successors: list[str] = _NO_SUCCESSORS  # type: ignore[assignment]
         self.location = location or UNKNOWN_LOCATION
         self.loc_text = loc_text
         self.parent: Block | None = None
