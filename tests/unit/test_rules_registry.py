@@ -262,10 +262,11 @@ def test_rules_attached_to_a_body_are_those_a_first_visit_creates(conservative: 
     with_rule.attributes[SHARDING_RULE_ATTR] = custom
     update = _update_slice(Op("stablehlo.constant", result_types=[TensorType((), "i32")]))
     unknown = make_op("foo.bar")
-    module = in_func(tanh, reverse, with_rule, update, unknown)
+    rejected = make_op("stablehlo.transpose")  # no permutation: its rule function raises
+    module = in_func(tanh, reverse, with_rule, update, unknown, rejected)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an op without a rule function warns nothing here
-        attach_rules_to_clone(module.funcs[0], conservative)
+        attach_rules_to_clone(module.funcs[0].walk_list(), conservative)
     for op in (tanh, reverse):
         fresh = make_op(op.name, **{k: str(v) for k, v in op.properties.items()})
         assert op.attributes[SHARDING_RULE_ATTR] is create_op_sharding_rule(fresh, conservative)
@@ -273,6 +274,7 @@ def test_rules_attached_to_a_body_are_those_a_first_visit_creates(conservative: 
     assert with_rule.attributes[SHARDING_RULE_ATTR] is custom
     assert SHARDING_RULE_ATTR not in update.attributes  # reads its operands' defining ops
     assert SHARDING_RULE_ATTR not in unknown.attributes
+    assert SHARDING_RULE_ATTR not in rejected.attributes  # propagation reports it, in order
     assert all(
         SHARDING_RULE_ATTR not in op.attributes
         for op in module.walk()

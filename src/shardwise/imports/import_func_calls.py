@@ -190,7 +190,7 @@ def import_flattened_calls(module: Module, rules_conservative: bool | None = Non
         pending = clones.get(name)
         if pending is None:
             if rules_conservative is not None and counts[name] > 1:
-                attach_rules_to_clone(func, rules_conservative)
+                attach_rules_to_clone(func.walk_list(), rules_conservative)
             # Clones for the later calls, taken before this one takes the body.
             pending = clones[name] = [
                 clone_region(func.regions[0]) for _ in range(counts[name] - 1)

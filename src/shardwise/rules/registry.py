@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 
 from shardwise.errors import ShardwiseError
 from shardwise.hashing import InternTable
@@ -261,19 +261,20 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
     return None
 
 
-def attach_rules_to_clone(root: Op, conservative: bool) -> None:
-    """Store on each op nested in `root` that has no rule yet the rule propagation would store
-    there (`get_or_create_sharding_rule` with `conservative`), where that rule is a function
-    of the op's signature alone; clones of `root` made afterwards copy it with the op's other
-    attributes (a func body called n times: one rule lookup per op instead of n).
+def attach_rules_to_clone(ops: Iterable[Op], conservative: bool) -> None:
+    """Store on each of `ops` that has no rule yet the rule propagation would store there
+    (`get_or_create_sharding_rule` with `conservative`), where that rule is a function of the
+    op's signature alone; clones made afterwards copy it with the op's other attributes (a
+    func body called n times: one rule lookup per op instead of n).
 
     What the clone would read on its first visit is the same signature, hence the same
     (interned) rule: an op with no rule function, one whose rule reads more than its
-    signature (its regions, its operands' defining ops, a user's rule function), or with an
-    unhashable attribute is left alone and gets its rule as before.
+    signature (its regions, its operands' defining ops, a user's rule function), with an
+    unhashable attribute, or whose rule function rejects it (the error is propagation's to
+    report, after the checks that come before it) is left alone and gets its rule as before.
     """
     rules = _rules()
-    for op in root.walk():
+    for op in ops:
         rule_fn = rules.get(op.name)
         if rule_fn is None or SHARDING_RULE_ATTR in op.attributes:
             continue
@@ -282,9 +283,9 @@ def attach_rules_to_clone(root: Op, conservative: bool) -> None:
             continue
         try:
             hash(signature)
-        except TypeError:
+            rule = create_op_sharding_rule(op, conservative)
+        except (TypeError, ShardwiseError):
             continue
-        rule = create_op_sharding_rule(op, conservative)
         if rule is not None:
             op.attributes[SHARDING_RULE_ATTR] = rule
 
