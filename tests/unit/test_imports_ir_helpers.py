@@ -94,3 +94,7 @@ def test_moves(module):
 def test_symbol_refs_round_trip(name: str, text: str):
     assert str(symbol_ref(name)) == text
     assert symbol_ref_name(text) == name
+    # The attribute itself, and again (names are kept by text after the first lookup).
+    for _ in range(2):
+        assert symbol_ref_name(symbol_ref(name)) == name
+        assert symbol_ref_name(f" {text} ") == name

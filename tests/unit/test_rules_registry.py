@@ -7,13 +7,23 @@ import warnings
 import pytest
 
 from shardwise.errors import RuleError
-from shardwise.ir import SHARDING_RULE_ATTR, Block, Module, Op, RawAttr, Region, TensorType
+from shardwise.ir import (
+    SHARDING_RULE_ATTR,
+    Block,
+    Module,
+    Op,
+    RawAttr,
+    Region,
+    TensorType,
+    clone_op,
+)
 from shardwise.rules import registry
 from shardwise.rules.ops import custom_call, elementwise
 from shardwise.rules.populate import populate_op_sharding_rules
 from shardwise.rules.registry import (
     NO_RULE_OPS,
     UnknownOpWarning,
+    attach_rules_to_clone,
     create_op_sharding_rule,
     get_or_create_sharding_rule,
     register,
@@ -236,3 +246,71 @@ def test_rules_reading_operands_defining_ops_are_not_shared() -> None:
     assert str(with_computed) == (
         "#sdy.op_sharding_rule<([i, k], [j, k], [], [])->([i, k]) {i=8, j=2, k=4} need_replication={j}>"
     )
+
+
+# -- rules attached to a body before it is cloned ---------------------------------------------
+
+
+@pytest.mark.parametrize("conservative", [False, True], ids=["default", "conservative"])
+def test_rules_attached_to_a_body_are_those_a_first_visit_creates(conservative: bool) -> None:
+    """`attach_rules_to_clone` stores the rule `get_or_create_sharding_rule` would, and only
+    where the signature decides it; a clone then carries the same rule object."""
+    tanh = make_op("stablehlo.tanh")
+    reverse = make_op("stablehlo.reverse", dimensions="array<i64: 1>")
+    custom = OpShardingRule((8, 4), (((0,), (1,)),), (((0,), (1,)),), is_custom_rule=True)
+    with_rule = make_op("stablehlo.tanh")
+    with_rule.attributes[SHARDING_RULE_ATTR] = custom
+    update = _update_slice(Op("stablehlo.constant", result_types=[TensorType((), "i32")]))
+    unknown = make_op("foo.bar")
+    rejected = make_op("stablehlo.transpose")  # no permutation: its rule function raises
+    module = in_func(tanh, reverse, with_rule, update, unknown, rejected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an op without a rule function warns nothing here
+        attach_rules_to_clone(module.funcs[0].walk_list(), conservative)
+    for op in (tanh, reverse):
+        fresh = make_op(op.name, **{k: str(v) for k, v in op.properties.items()})
+        assert op.attributes[SHARDING_RULE_ATTR] is create_op_sharding_rule(fresh, conservative)
+        assert clone_op(op).attributes[SHARDING_RULE_ATTR] is op.attributes[SHARDING_RULE_ATTR]
+    assert with_rule.attributes[SHARDING_RULE_ATTR] is custom
+    assert SHARDING_RULE_ATTR not in update.attributes  # reads its operands' defining ops
+    assert SHARDING_RULE_ATTR not in unknown.attributes
+    assert SHARDING_RULE_ATTR not in rejected.attributes  # propagation reports it, in order
+    assert all(
+        SHARDING_RULE_ATTR not in op.attributes
+        for op in module.walk()
+        if op.name.startswith(("func", "builtin"))
+    )
+
+
+def _scatter(combiner: str) -> Op:
+    """scatter(8x4 operand, 5x1 indices, 5x4 updates): rows of updates combined into rows."""
+    scalar = TensorType((), "f32")
+    body = Block([scalar, scalar])
+    combine = Op(combiner, list(body.args), [scalar])
+    body.append(combine)
+    body.append(Op("stablehlo.return", [combine.results[0]]))
+    dims = (
+        "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
+        "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>"
+    )
+    op = Op(
+        "stablehlo.scatter",
+        result_types=[T],
+        properties={"scatter_dimension_numbers": RawAttr(dims)},
+        regions=[Region([body])],
+    )
+    for t in (T, TensorType((5, 1), "i32"), TensorType((5, 4), "f32")):
+        op.add_operand(Block([t]).args[0])
+    return op
+
+
+def test_a_scatters_rule_is_shared_by_what_it_reads_of_its_update_computation() -> None:
+    """Same types and attributes: an add combines commutatively (the update rows reduce into
+    the result), a subtract does not (they need replication)."""
+    add = create_op_sharding_rule(_scatter("stablehlo.add"))
+    subtract = create_op_sharding_rule(_scatter("stablehlo.subtract"))
+    assert create_op_sharding_rule(_scatter("stablehlo.add")) is add
+    assert create_op_sharding_rule(_scatter("stablehlo.subtract")) is subtract
+    head = "#sdy.op_sharding_rule<([k, j], [i, l], [i, j])->([k, j]) {i=5, j=4, k=8, l=1}"
+    assert str(add) == head + " reduction={i} need_replication={l}>"
+    assert str(subtract) == head + " need_replication={i, l}>"

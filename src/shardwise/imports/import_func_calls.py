@@ -21,6 +21,7 @@ from shardwise.ir import (
     string_attr,
 )
 from shardwise.passes import sdy_pass
+from shardwise.rules.registry import attach_rules_to_clone
 from shardwise.sdy.call_graph import (
     callee_name,
     calls_by_func,
@@ -144,11 +145,16 @@ def import_func_calls(module: Module, add_data_flow_edges_on_named_computations:
         _add_edges_on_named_computations(module)
 
 
-def import_flattened_calls(module: Module) -> bool:
+def import_flattened_calls(module: Module, rules_conservative: bool | None = None) -> bool:
     """``sdy-flatten-call-graph``, ``symbol-dce``, ``sdy-import-func-calls`` in one go, when no
     callee makes a call itself (a call-heavy model: conv_256 calls one ReLU func per layer);
     False, the module untouched, otherwise (or when a callee is missing or has no body: the
     passes one by one report that).
+
+    `rules_conservative`: when propagation comes next (with that `conservative_propagation`),
+    the body of a callee called more than once gets its ops' sharding rules before it is
+    cloned (`attach_rules_to_clone`): the rules propagation would store on every op on its
+    first visit, created once per op of the body instead of once per clone.
 
     Flattening would give every call after a callee's first its own clone of the callee, then
     the import would move each clone's body into its call's named computation and erase every
@@ -183,6 +189,8 @@ def import_flattened_calls(module: Module) -> bool:
         region = named.add_region(Region())
         pending = clones.get(name)
         if pending is None:
+            if rules_conservative is not None and counts[name] > 1:
+                attach_rules_to_clone(func.walk_list(), rules_conservative)
             # Clones for the later calls, taken before this one takes the body.
             pending = clones[name] = [
                 clone_region(func.regions[0]) for _ in range(counts[name] - 1)

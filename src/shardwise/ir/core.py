@@ -79,6 +79,7 @@ class Value:
 
 
 _NO_REGIONS: tuple = ()
+_NO_SUCCESSORS: tuple = ()
 
 
 class Op:
@@ -121,7 +122,8 @@ class Op:
         # Most ops have no region: they share one empty tuple (`add_region` makes the list),
         # so the walks' `op.regions` test reads no per-op object (a cache miss per op).
         self.regions: list[Region] = _NO_REGIONS  # type: ignore[assignment]
-        self.successors: list[str] = []
+        # Block successors (``^bb1``) are rare: ops without share one empty tuple, as regions.
+        self.successors: list[str] = _NO_SUCCESSORS  # type: ignore[assignment]
         self.location = location or UNKNOWN_LOCATION
         self.loc_text = loc_text
         self.parent: Block | None = None
@@ -188,6 +190,13 @@ class Op:
                     break
             else:
                 stack.pop()
+
+    def walk_list(self) -> list[Op]:
+        """`list(self.walk())`, built by a loop per block: no generator step per op (taking
+        the whole walk at once is most of its uses: a driver's seed, `Module.release`)."""
+        found = [self]
+        _append_pre_order(self, found)
+        return found
 
     def walk_post_order(self) -> Iterator[Op]:
         """MLIR's default walk order: nested ops before their parent.
@@ -265,6 +274,15 @@ class BatchErase:
         for block, ids in self._erased.values():
             block.ops[:] = [op for op in block.ops if id(op) not in ids]
         self._erased.clear()
+
+
+def _append_pre_order(op: Op, found: list[Op]) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for nested in block.ops:
+                found.append(nested)
+                if nested.regions:
+                    _append_pre_order(nested, found)
 
 
 def _nested_ops(op: Op) -> Iterator[Op]:
@@ -383,7 +401,7 @@ class Module:
         latest, the one at interpreter exit) has to walk: 0.3-0.5 s. The module is unusable
         afterwards; ops erased earlier keep their own (small) cycles.
         """
-        release_ops(list(self.op.walk()))
+        release_ops(self.op.walk_list())
 
     def top_level_ops(self, name: str) -> Iterator[Op]:
         return (op for op in self.body.ops if op.name == name)

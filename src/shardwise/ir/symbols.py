@@ -10,7 +10,22 @@ from shardwise.ir.core import BatchErase, Module, Op
 
 def symbol_ref_name(attr: Any) -> str:
     """``@foo`` / ``@"a-b"`` (a FlatSymbolRefAttr's text) -> ``foo`` / ``a-b``."""
-    text = str(attr).strip()
+    text = attr.text if type(attr) is RawAttr else str(attr)
+    # Looked up by text: a call-heavy model reads each call's callee name in a dozen passes.
+    name = _names_by_text.get(text)
+    if name is None:
+        if len(_names_by_text) >= _MAX_NAMES:
+            _names_by_text.clear()
+        name = _names_by_text[text] = _unquoted_name(text)
+    return name
+
+
+_names_by_text: dict[str, str] = {}
+_MAX_NAMES = 1 << 12
+
+
+def _unquoted_name(text: str) -> str:
+    text = text.strip()
     if text.startswith("@"):
         text = text[1:]
     if text.startswith('"') and text.endswith('"'):

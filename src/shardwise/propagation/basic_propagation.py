@@ -40,7 +40,7 @@ __all__ = [
 
 def check_static_shapes(module: Module) -> None:
     """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
-    for op in module.walk():
+    for op in module.op.walk_list():
         for result in op.results:
             t = result.type
             if isinstance(t, TensorType) and not t.is_static:

@@ -231,7 +231,7 @@ class PropagationDriver(DriverWrites):
 
     def _greedy(self) -> None:
         if self.seed is None:
-            self.seed = list(self.module.walk())[1:]  # every op below the module
+            self.seed = self.module.op.walk_list()[1:]  # every op below the module
         seed = self.seed
         worklist = self.worklist
         self.seed_index = worklist.seed(seed, self.seed_index)

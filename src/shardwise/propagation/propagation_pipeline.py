@@ -73,7 +73,9 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
     if options.dedup_functions_fully:
         add_func_data_flow_edges(module)
     else:
-        if not import_flattened_calls(module):  # the three passes in one go, when it can
+        # The three passes in one go, when it can (with the rules propagation will store on
+        # the ops of a body called more than once, which its clones then carry).
+        if not import_flattened_calls(module, options.conservative_propagation):
             flatten_call_graph(module)
             symbol_dce(module)
             import_func_calls(module)

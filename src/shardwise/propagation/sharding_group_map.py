@@ -11,12 +11,14 @@ from __future__ import annotations
 import warnings
 
 from shardwise.errors import PropagationError
-from shardwise.ir import Block, Module, Op, Value
+from shardwise.ir import Block, Module, Op, Value, ops_in_pre_order
 from shardwise.sdy.sharding_groups import group_id_of
 from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding
 
 __all__ = ["ShardingGroupMap", "group_id_of"]
+
+_SHARDING_GROUP = frozenset({"sdy.sharding_group"})
 
 
 def _is_fully_replicated_and_open(sharding: TensorSharding) -> bool:
@@ -28,9 +30,7 @@ class ShardingGroupMap:
         self.module = module
         self.groups: list[list[Value]] = []
         self.value_to_group: dict[int, int] = {}
-        for op in module.walk():
-            if op.name != "sdy.sharding_group":
-                continue
+        for op in ops_in_pre_order(module.op, _SHARDING_GROUP):
             group = group_id_of(op)
             while len(self.groups) <= group:
                 self.groups.append([])

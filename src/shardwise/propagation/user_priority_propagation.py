@@ -130,7 +130,7 @@ def _per_value_refs(op: Op, key: str, values: list[Value]) -> Iterator[tuple[_Sh
 def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | None]]:
     """Every stored sharding in Shardy's `walkShardings` order, with its value (if any); the
     result of an ordinary op that stores none is left out (its `get()` would be None)."""
-    for op in module.walk():
+    for op in module.op.walk_list():
         if op.name == "func.func":
             for arg in op.regions[0].entry.args if op.regions and op.regions[0].blocks else []:
                 yield _ValueRef(arg), arg

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 
 from shardwise.errors import ShardwiseError
 from shardwise.hashing import InternTable
@@ -29,6 +29,7 @@ __all__ = [
     "NO_RULE_OPS",
     "RuleFn",
     "UnknownOpWarning",
+    "attach_rules_to_clone",
     "create_op_sharding_rule",
     "ops_without_rule",
     "get_or_create_sharding_rule",
@@ -128,8 +129,15 @@ def reset_unknown_op_warnings() -> None:
     _warned.clear()
 
 
-def register(*op_names: str) -> Callable[[RuleFn], RuleFn]:
-    """Register the decorated function as the rule of `op_names`; registering twice raises."""
+def register(
+    *op_names: str, regions_read: Callable[[Op], Hashable] | None = None
+) -> Callable[[RuleFn], RuleFn]:
+    """Register the decorated function as the rule of `op_names`; registering twice raises.
+
+    `regions_read`: for a rule that reads the op's regions, all it reads of them (a hashable
+    summary, e.g. whether a scatter's update computation is a commutative reduction): rules
+    are then shared by signature plus that summary, as for ops without regions.
+    """
 
     def decorate(fn: RuleFn) -> RuleFn:
         for name in op_names:
@@ -138,6 +146,8 @@ def register(*op_names: str) -> Callable[[RuleFn], RuleFn]:
             if name in NO_RULE_OPS:
                 raise ValueError(f"op '{name}' is listed in NO_RULE_OPS")
             _RULES[name] = fn
+            if regions_read is not None:
+                _REGIONS_READ[name] = regions_read
         return fn
 
     return decorate
@@ -182,6 +192,9 @@ _READS_MORE_THAN_SIGNATURE = frozenset(
 )
 # Ops with regions whose built-in rule function reads none of them (its signature is enough).
 _REGIONS_NOT_READ = frozenset({"stablehlo.reduce"})
+# Ops whose built-in rule function reads their regions, by name: what it reads of them
+# (`register(..., regions_read=...)`), part of the signature.
+_REGIONS_READ: dict[str, Callable[[Op], Hashable]] = {}
 # Attributes no rule reads, left out of the signature (they change during propagation).
 _NOT_IN_SIGNATURE = frozenset({"sdy.sharding", SHARDING_RULE_ATTR})
 _RULE_FAMILIES = "shardwise.rules.ops"
@@ -201,15 +214,20 @@ def _interned(rule: OpShardingRule | None) -> OpShardingRule | None:
 
 
 def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
-    """What a built-in rule function reads of `op` (name, types, attributes), or None when it
-    may read more (regions, operands' defining ops, a user's rule function). It may hold
-    unhashable attributes: the lookup then raises TypeError."""
-    if (
-        (op.regions and op.name not in _REGIONS_NOT_READ)
-        or op.name in _READS_MORE_THAN_SIGNATURE
-        or not rule_fn.__module__.startswith(_BUILTIN_RULES_MODULE)
+    """What a built-in rule function reads of `op` (name, types, attributes, what it reads of
+    the regions), or None when it may read more (regions it does not summarize, operands'
+    defining ops, a user's rule function). It may hold unhashable attributes: the lookup then
+    raises TypeError."""
+    if op.name in _READS_MORE_THAN_SIGNATURE or not rule_fn.__module__.startswith(
+        _BUILTIN_RULES_MODULE
     ):
         return None
+    regions: tuple = ()
+    if op.regions and op.name not in _REGIONS_NOT_READ:
+        read = _REGIONS_READ.get(op.name)
+        if read is None:
+            return None
+        regions = (read(op),)
     return (
         op.name,
         conservative,
@@ -217,6 +235,7 @@ def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
         tuple([r.type for r in op.results]),
         tuple(op.properties.items()),
         tuple([item for item in op.attributes.items() if item[0] not in _NOT_IN_SIGNATURE]),
+        regions,
     )
 
 
@@ -240,6 +259,35 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
         return None
     warn_once("op", f"op '{op.name}' is unknown to SDY sharding rule registry", op.name)
     return None
+
+
+def attach_rules_to_clone(ops: Iterable[Op], conservative: bool) -> None:
+    """Store on each of `ops` that has no rule yet the rule propagation would store there
+    (`get_or_create_sharding_rule` with `conservative`), where that rule is a function of the
+    op's signature alone; clones made afterwards copy it with the op's other attributes (a
+    func body called n times: one rule lookup per op instead of n).
+
+    What the clone would read on its first visit is the same signature, hence the same
+    (interned) rule: an op with no rule function, one whose rule reads more than its
+    signature (its regions, its operands' defining ops, a user's rule function), with an
+    unhashable attribute, or whose rule function rejects it (the error is propagation's to
+    report, after the checks that come before it) is left alone and gets its rule as before.
+    """
+    rules = _rules()
+    for op in ops:
+        rule_fn = rules.get(op.name)
+        if rule_fn is None or SHARDING_RULE_ATTR in op.attributes:
+            continue
+        signature = _signature(op, rule_fn, conservative)
+        if signature is None:
+            continue
+        try:
+            hash(signature)
+            rule = create_op_sharding_rule(op, conservative)
+        except (TypeError, ShardwiseError):
+            continue
+        if rule is not None:
+            op.attributes[SHARDING_RULE_ATTR] = rule
 
 
 def _existing_rule(op: Op) -> OpShardingRule | None:

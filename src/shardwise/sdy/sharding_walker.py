@@ -148,7 +148,7 @@ def memoized_transform(fn: TransformFn) -> TransformFn:
 
 def transform_shardings(root: Op, fn: TransformFn) -> None:
     """Replace every sharding under `root` (inclusive) by `fn(sharding)`, in pre-order."""
-    for op in list(root.walk()):
+    for op in root.walk_list():
         _transform_op(op, fn)
 
 

@@ -121,6 +121,11 @@ def get_sharding(value: Value) -> TensorSharding | None:
             # func is not a data-flow op).
             attrs = func_arg_attrs(func, value.index)
             return attrs.get(SHARDING_ATTR) if attrs is not None else None
+    uses = value.uses
+    if len(uses) == 1 and uses[0][0].name == "sdy.data_flow_edge":
+        # Third fast path: a data-flow edge owner (an edge's operand always is one), whose
+        # edge keeps its sharding (`shardable_value` would find that edge).
+        return uses[0][0].get_attr("sharding")
     v = shardable_value(value)
     if v is None:
         return None

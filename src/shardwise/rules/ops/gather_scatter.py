@@ -152,7 +152,12 @@ def _is_commutative_reduction(op: Op, num_inputs: int) -> bool:
     return len(kinds) == 1
 
 
-@register("stablehlo.scatter")
+def _combines_commutatively(op: Op) -> bool:
+    """What `scatter_rule` reads of the scatter's update computation."""
+    return _is_commutative_reduction(op, len(op.results))
+
+
+@register("stablehlo.scatter", regions_read=_combines_commutatively)
 def scatter_rule(op: Op, conservative: bool) -> OpShardingRule:
     """``([l, j], [i, m], [i, k])->([l, j]) reduction={i} need_replication={j, k, m}`` for
     adding 5x2 updates into an 8x4 operand: the update batch dim sums into the result when the
@@ -163,7 +168,7 @@ def scatter_rule(op: Op, conservative: bool) -> OpShardingRule:
     )
     num_inputs = len(op.results)
     indices = operand_shape(op, num_inputs)
-    implicit = R if _is_commutative_reduction(op, num_inputs) else NR
+    implicit = R if _combines_commutatively(op) else NR
     layout = _Layout(
         operand_shape(op, 0),
         operand_shape(op, num_inputs + 1),
