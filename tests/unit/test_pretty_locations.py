@@ -292,3 +292,14 @@ def test_a_loaded_module_prints_from_its_alias_table(monkeypatch: pytest.MonkeyP
     del LOC_ALIASES[module]
     assert _fast(module) == want
     assert op_texts <= set(read_whole)
+
+
+@pytest.mark.parametrize("char", ["\x02", "\x03", "\x04", "\x05", "\x06"])
+def test_marker_characters_are_refused(char: str) -> None:
+    """The printer's markers must never come from a location's own text."""
+    text = f'loc("a{char}b")'
+    with pytest.raises(pretty_printer.Unsupported):
+        pretty_locations.LocationAliases(pretty_printer.Unsupported).node(text, None)
+    seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
+    seeded.seed({"#loc": text, "#loc1": 'loc("ok")'}, {"#loc": text, "#loc1": 'loc("ok")'})
+    assert set(seeded.by_text) == {'loc("ok")'}
