@@ -43,7 +43,9 @@ _nested_values = 0
 _DICT_SEP_RE = re.compile(r"\s*([,}])")
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
-_ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
+# A string (skipped) or an alias reference. The string's body as runs between escapes (the
+# strings of `_STR`): one regex step per run, not per character of JAX's long op names.
+_ALIAS_REF_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(#loc[\w$.\-]*)')
 
 # The module's ``{-# dialect_resources ... #-}`` block, kept beside the IR (`ir.Module` has no
 # field for it). Keyed weakly: it dies with the IR.
