@@ -84,6 +84,16 @@ def test_resolve_loc_aliases_nested_and_strings() -> None:
     }
 
 
+def test_resolve_loc_aliases_skips_references_in_escaped_strings() -> None:
+    """A ``#loc`` inside a string is text, also after an escaped quote or backslash."""
+    text = (
+        '#loc1 = loc("x.py":1:2)\n"op"() : () -> () loc(#loc2)\n'
+        '#loc2 = loc(callsite("a\\"#loc1\\\\"(#loc1) at "b\\\\"))\n'
+    )
+    _, aliases = gen.resolve_loc_aliases(text)
+    assert aliases["#loc2"] == 'loc(callsite("a\\"#loc1\\\\"("x.py":1:2) at "b\\\\"))'
+
+
 @pytest.mark.parametrize(
     "text",
     [

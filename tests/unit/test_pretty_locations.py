@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from shardwise.io import mlir, pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401 (registers formats)
+from shardwise.io import mlir, pretty_locations, pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401 (registers formats)
+from shardwise.io.generic_text import LOC_ALIASES, read_loc_aliases
 from shardwise.io.mlir import load_text, write_text
 
 MESH = 'sdy.mesh @mesh = <["x"=2]> loc("mesh")'
@@ -204,3 +205,101 @@ def test_debug_info_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(mlir, "_write_with_mlir", lambda *a: pytest.fail("MLIR path"))
     monkeypatch.setattr(mlir, "CHECK_PRETTY", False)
     assert write_text(module) == want
+
+
+# `LocationAliases.seed`: the input's alias table read one definition at a time must give each
+# resolved text the id that reading the text whole gives, and leave out what `node` refuses.
+_TABLES = {
+    "nested_calls": (
+        '#loc_f1 = loc("a.py":10:4 to :30)\n#loc_f2 = loc("b.py":20:8 to 22:1)\n'
+        '#loc_n1 = loc("inner"(#loc_f1))\n#loc_n2 = loc("outer"(#loc_f2))\n'
+        "#loc_c = loc(callsite(#loc_n1 at #loc_n2))\n"
+        '#loc_d = loc(callsite("d"(#loc_c) at callsite(#loc_n2 at #loc_c)))\n'
+    ),
+    "fused_and_unknown": (
+        '#loc_a = loc("a")\n#loc_u = loc(unknown)\n#loc_f = loc(fused<"m">[#loc_a, "b.py":1:2])\n'
+        "#loc_g = loc(fused[#loc_f, callsite(#loc_a at #loc_u)])\n"
+    ),
+    "unreadable_parts": (
+        '#loc_a = loc("a")\n#loc_bad = loc(fused["a", "a"])\n'
+        "#loc_uses_bad = loc(callsite(#loc_a at #loc_bad))\n"
+        "#loc_missing = loc(callsite(#loc_a at #loc_nowhere))\n"
+        '#loc_cycle = loc("x"(#loc_cycle))\n#loc_named_unknown = loc("n"(#loc_u))\n'
+        "#loc_u = loc(unknown)\n"
+    ),
+}
+
+
+def _read_whole(text: str) -> int | None:
+    fresh = pretty_locations.LocationAliases(pretty_printer.Unsupported)
+    try:
+        return fresh.node(text, None)
+    except pretty_printer.Unsupported:
+        return None
+
+
+@pytest.mark.parametrize("table", _TABLES.values(), ids=_TABLES.keys())
+def test_seeded_aliases_read_as_their_whole_text(table: str) -> None:
+    _, raw, resolved = read_loc_aliases(table + "module {\n}\n")
+    seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
+    seeded.seed(raw, resolved)
+    assert len(resolved) == table.count("\n")
+    for name, text in resolved.items():
+        whole = pretty_locations.LocationAliases(pretty_printer.Unsupported)
+        want = _read_whole(text)
+        if want is None:
+            assert text not in seeded.by_text, name
+            continue
+        whole.node(text, None)
+        got = seeded.by_text[text]
+        # The same location: same kind, text and parts, all the way down.
+        assert _shape(seeded, got) == _shape(whole, whole.by_text[text]), name
+
+
+def _shape(locs, node: int) -> tuple:
+    return (
+        locs.kinds[node],
+        locs.texts[node],
+        tuple(_shape(locs, c) for c in locs.children[node]),
+    )
+
+
+def test_unreadable_aliases_are_left_out() -> None:
+    _, raw, resolved = read_loc_aliases(_TABLES["unreadable_parts"] + "module {\n}\n")
+    seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
+    seeded.seed(raw, resolved)
+    assert set(seeded.by_text) == {resolved["#loc_a"], resolved["#loc_u"]}
+
+
+def test_a_loaded_module_prints_from_its_alias_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ops whose location is an alias are found by text, never read token by token."""
+    module = load_text(CASES["op_then_argument"])
+    want = _reference(module)
+    op_texts = {op.loc_text for op in module.walk()}
+    assert len(op_texts) >= 4
+    tokens = pretty_locations._TOKEN_RE
+    read_whole: list[str] = []
+
+    class Counted:
+        def findall(self, text: str, *span: int) -> list[str]:
+            read_whole.append(text)
+            return tokens.findall(text, *span)
+
+    monkeypatch.setattr(pretty_locations, "_TOKEN_RE", Counted())
+    assert _fast(module) == want
+    assert not op_texts.intersection(read_whole), "an op's aliased location was read whole"
+    # Without the table (a module built in memory, say) every location is read whole.
+    del LOC_ALIASES[module]
+    assert _fast(module) == want
+    assert op_texts <= set(read_whole)
+
+
+@pytest.mark.parametrize("char", ["\x02", "\x03", "\x04", "\x05", "\x06"])
+def test_marker_characters_are_refused(char: str) -> None:
+    """The printer's markers must never come from a location's own text."""
+    text = f'loc("a{char}b")'
+    with pytest.raises(pretty_printer.Unsupported):
+        pretty_locations.LocationAliases(pretty_printer.Unsupported).node(text, None)
+    seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
+    seeded.seed({"#loc": text, "#loc1": 'loc("ok")'}, {"#loc": text, "#loc1": 'loc("ok")'})
+    assert set(seeded.by_text) == {'loc("ok")'}

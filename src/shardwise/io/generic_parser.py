@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from shardwise import ir
 from shardwise.errors import InternalError, Location, ParseError, UnsupportedError
 from shardwise.io.generic_text import (
+    LOC_ALIASES,
     RESOURCES,
     WS_RE,
     SdyParser,
     loc_position,
     offset_location,
     parse_dict_at,
-    resolve_loc_aliases,
+    read_loc_aliases,
     skip_balanced,
     split_top_level,
     split_types,
@@ -560,7 +561,7 @@ def parse_generic(
     if m is not None:
         resources = m.group().rstrip("\n")
         text = text[: m.start()] + text[m.end() :]
-    body, aliases = resolve_loc_aliases(text)
+    body, raw_aliases, aliases = read_loc_aliases(text)
     parser = _Parser(body, filename, aliases, sdy_parser, positions)
     # The parse allocates one object graph that stays alive: cyclic GC passes over it would
     # only cost time (about a third of the parse on 20k-op modules). Nor should the first
@@ -588,4 +589,6 @@ def parse_generic(
     module = ir.Module(op, filename=filename)
     if resources is not None:
         RESOURCES[module] = resources
+    if raw_aliases:
+        LOC_ALIASES[module] = (raw_aliases, aliases)
     return module

@@ -43,11 +43,18 @@ _nested_values = 0
 _DICT_SEP_RE = re.compile(r"\s*([,}])")
 _KEY_RE = re.compile(r'\s*([A-Za-z_][\w$.\-]*|"(?:[^"\\]|\\.)*")\s*(=)?\s*')
 _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
-_ALIAS_REF_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(#loc[\w$.\-]*)')
+# A string (skipped) or an alias reference. The string's body as runs between escapes (the
+# strings of `_STR`): one regex step per run, not per character of JAX's long op names.
+_ALIAS_REF_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(#loc[\w$.\-]*)')
 
 # The module's ``{-# dialect_resources ... #-}`` block, kept beside the IR (`ir.Module` has no
 # field for it). Keyed weakly: it dies with the IR.
 RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
+# The input's ``#loc`` alias table as printed and resolved (`read_loc_aliases`), kept beside the
+# IR: the pretty printer reads each alias once instead of every op's resolved text whole.
+LOC_ALIASES: weakref.WeakKeyDictionary[ir.Module, tuple[dict[str, str], dict[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 SdyParser = Callable[[str], Any]
 
@@ -113,8 +120,14 @@ def _alias_tables(text: str) -> tuple[str, dict[str, str]] | None:
 
 def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
     """Strip the ``#locN = loc(...)`` lines; return the rest and the fully resolved aliases."""
+    body, _, resolved = read_loc_aliases(text)
+    return body, resolved
+
+
+def read_loc_aliases(text: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """`resolve_loc_aliases`, with the table as printed too (``#locN`` -> its ``loc(...)``)."""
     if "#loc" not in text:  # printed in local scope: no aliases
-        return text, {}
+        return text, {}, {}
     tables = _alias_tables(text)
     if tables is not None:
         body, raw = tables
@@ -142,7 +155,7 @@ def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
 
     for name in raw:
         resolve(name, frozenset())
-    return body, resolved
+    return body, raw, resolved
 
 
 def substitute_aliases(loc_text: str, aliases: dict[str, str]) -> str:

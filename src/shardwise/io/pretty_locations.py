@@ -38,13 +38,16 @@ __all__ = ["LocationAliases"]
 # visit as an op's location and print its alias (an op with nothing located inside it).
 _VISIT_OP, _VISIT_ARG, _REF, _OP, _END = "\x02", "\x04", "\x05", "\x06", "\x03"
 _MARKER_RE = re.compile("([\x02\x04\x05\x06][0-9]+\x03)")
-_MARKERS = frozenset("\x02\x03\x04\x05\x06")
+_MARKER_CHAR_RE = re.compile("[\x02-\x06]")  # any of the five
 # Tokens of a location's text: a string, a position after a file name, a keyword, punctuation.
+# (A string's body as runs between escapes: one regex step per run, not per character.)
 _TOKEN_RE = re.compile(
-    r'"(?:[^"\\]|\\.)*"|:[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?|callsite\(|fused|unknown'
+    r'"[^"\\]*(?:\\.[^"\\]*)*"|:[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?|callsite\(|fused|unknown'
     r"| at |, |[()\[\]<>]"
 )
 _PLAIN_FILE_RE = re.compile(r"[ !#-\[\]-~]*")
+# In an alias's definition (`LocationAliases.seed`): a reference to another alias, or a token.
+_SEED_TOKEN_RE = re.compile(r"#loc[\w$.\-]*|" + _TOKEN_RE.pattern)
 
 # Node kinds.
 _UNKNOWN, _FILE, _NAME, _CALLSITE, _FUSED = range(5)
@@ -83,7 +86,7 @@ class LocationAliases:
             return found
         if not loc_text.startswith("loc(") or not loc_text.endswith(")"):
             raise self.unsupported(f"location {loc_text[:80]!r}")
-        if any(c in _MARKERS for c in loc_text):
+        if _MARKER_CHAR_RE.search(loc_text):  # a C loop (a generator was 60% of a write)
             raise self.unsupported("a location with control characters")
         tokens = _TOKEN_RE.findall(loc_text, 4, len(loc_text) - 1)
         if sum(map(len, tokens)) != len(loc_text) - 5:
@@ -95,6 +98,44 @@ class LocationAliases:
         if end != len(tokens):
             raise self.unsupported(f"location {loc_text[:80]!r}")
         self.by_text[loc_text] = found
+        return found
+
+    def seed(self, raw: dict[str, str], resolved: dict[str, str]) -> None:
+        """Read the input's alias table (``#locN`` -> its ``loc(...)`` as printed in `raw`, with
+        its references replaced in `resolved`) one definition at a time, so that a location
+        that is an alias's resolved text is found by `node` without reading it whole: a call
+        stack 30 levels deep is read once per level, not once per op that has it. An alias
+        that cannot be read is left out: `node` reads its text, and refuses it, as before."""
+        ids: dict[str, int | None] = {}
+        for name, text in resolved.items():
+            found = self._seed_alias(name, raw, ids)
+            if found is not None:
+                self.by_text[text] = found
+
+    def _seed_alias(self, name: str, raw: dict[str, str], ids: dict[str, int | None]) -> int | None:
+        """The id of alias `name` (its references read first), None if `node` would refuse it."""
+        if name in ids:
+            return ids[name]
+        ids[name] = None  # a cycle, or a reference inside this alias to itself: unreadable
+        text = raw.get(name)
+        if text is None or _MARKER_CHAR_RE.search(text):
+            return None
+        tokens = _SEED_TOKEN_RE.findall(text, 4, len(text) - 1)
+        if sum(map(len, tokens)) != len(text) - 5:
+            return None
+        for k, token in enumerate(tokens):
+            if token[0] == "#":
+                part = self._seed_alias(token, raw, ids)
+                if part is None:
+                    return None
+                tokens[k] = "#" + str(part)  # `_parse` takes it as that location
+        try:
+            found, end = self._parse(tokens, 0)
+        except (_Unreadable, IndexError):
+            return None
+        if end != len(tokens):
+            return None
+        ids[name] = found
         return found
 
     def _intern(self, kind: int, text: str, children: tuple[int, ...]) -> int:
@@ -123,6 +164,8 @@ class LocationAliases:
         if token == "fused":
             return self._parse_fused(tokens, i + 1)
         if token[0] != '"':
+            if token[0] == "#":  # an alias already read (`seed`)
+                return int(token[1:]), i + 1
             raise _Unreadable
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         if nxt[:1] == ":":

