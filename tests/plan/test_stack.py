@@ -9,6 +9,8 @@ import functools
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import shardwise
 from shardwise.io.mlir import load_text, write_text
@@ -17,7 +19,7 @@ from shardwise.plan.cost import DEFAULT_COST, estimate
 from shardwise.plan.milp import probe_choices
 from shardwise.plan.search import _key, _resolve_mesh, evaluate_candidate, parse_mesh_spec
 from shardwise.plan.space import build_space
-from shardwise.plan.stack import CUT, cut, extrapolate, find_stack
+from shardwise.plan.stack import CUT, _periodic_segments, cut, extrapolate, find_stack
 from shardwise.plan.standard import standard_plans
 from tests.plan import models
 
@@ -56,6 +58,47 @@ def _on(kept: tuple[int, ...], key):
     """A key of the whole module's arguments on the cut that keeps `kept`."""
     position = {a: i for i, a in enumerate(kept)}
     return tuple((position[i], s) for i, s in key if i in position)
+
+
+def _segments_by_scan(seq: list[int], min_copies: int) -> list[tuple[int, int, int]]:
+    """`_periodic_segments` by its definition: per period P, each maximal run of places i with
+    seq[i] == seq[i + P] makes a segment of the run's length + P, kept with `min_copies`
+    whole periods; then the longest first (ties: shorter period, earlier), disjoint."""
+    found = []
+    for p in range(1, len(seq) // max(1, min_copies) + 1):
+        same = [seq[i] == seq[i + p] for i in range(len(seq) - p)]
+        i = 0
+        while i < len(same):
+            j = i
+            while j < len(same) and same[j]:
+                j += 1
+            if j > i and j - i + p >= min_copies * p:
+                found.append((i, j + p, p))
+            i = j + 1
+    found.sort(key=lambda s: (-(s[1] - s[0]), s[2], s[0]))
+    taken: list[tuple[int, int, int]] = []
+    for s, e, p in found:
+        if all(e <= s2 or s >= e2 for s2, e2, _ in taken):
+            taken.append((s, e, p))
+    return sorted(taken)
+
+
+@given(
+    st.lists(st.integers(0, 2), max_size=8),
+    st.lists(st.integers(0, 2), min_size=1, max_size=5),
+    st.integers(0, 7),
+    st.lists(st.integers(0, 3), max_size=8),
+    st.integers(0, 5),
+)
+def test_the_periodic_segments_are_those_of_a_scan_place_by_place(head, unit, copies, tail, k):
+    seq = head + unit * copies + tail
+    assert _periodic_segments(seq, k) == _segments_by_scan(seq, k)
+
+
+def test_the_periodic_segments_of_a_repeated_block_between_others():
+    seq = [7, 8] + [1, 2, 3] * 4 + [1, 9]
+    assert _periodic_segments(seq, 3) == [(2, 15, 3)]  # 4 copies and the next copy's first op
+    assert _periodic_segments(seq, 5) == []
 
 
 def test_the_stack_is_the_forward_the_backward_and_the_updates_of_each_layer():

@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from shardwise.ir import ArrayAttr, Module, Op, RawAttr, TensorType, Value
 from shardwise.ir.core import BatchErase
 from shardwise.sdy.funcs import main_func
@@ -84,21 +86,23 @@ def _signature(op: Op, role: dict[int, int]) -> tuple:
 
 def _periodic_segments(seq: list[int], min_copies: int) -> list[tuple[int, int, int]]:
     """Maximal segments [s, e) of `seq` with a period P (seq[i] == seq[i + P] throughout)
-    holding at least `min_copies` whole periods: (s, e, P), the longest first, disjoint."""
+    holding at least `min_copies` whole periods: (s, e, P), the longest first, disjoint.
+
+    Per period, numpy compares `seq` with itself shifted by P and finds the runs of equal
+    places at once (a scan in Python took 0.9 s of a 96-layer GPT's 30k ops): a run of m
+    equal places from i is the segment [i, i + m + P), kept if m + P >= min_copies * P."""
     n = len(seq)
     found: list[tuple[int, int, int]] = []
+    values = np.asarray(seq, dtype=np.int64)
     for period in range(1, n // max(1, min_copies) + 1):
-        i = 0
-        while i + period < n:
-            if seq[i] != seq[i + period]:
-                i += 1
-                continue
-            j = i
-            while j + period < n and seq[j] == seq[j + period]:
-                j += 1
-            if j + period - i >= min_copies * period:
-                found.append((i, j + period, period))
-            i = j + 1
+        same = np.empty(n - period + 2, dtype=np.int8)
+        same[0] = same[-1] = 0
+        np.equal(values[:-period], values[period:], out=same[1:-1], casting="unsafe")
+        edges = np.diff(same)
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        long = ends - starts + period >= min_copies * period
+        pairs = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
+        found += [(i, j + period, period) for i, j in pairs]
     found.sort(key=lambda s: (-(s[1] - s[0]), s[2], s[0]))
     taken: list[tuple[int, int, int]] = []
     for s, e, p in found:
