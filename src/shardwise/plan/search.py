@@ -33,6 +33,7 @@ from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.evaluate import (
     Evaluator,
+    Key,
     _fresh_copy,
     _key,
     _master,
@@ -305,6 +306,8 @@ def plan_module(
         try:
             ev = Evaluator(text, name, params, pool, progress, cuts)
             labelled, results = _search(space, ev, budget)
+            # The answer printed before the whole module is costed on the loaded input itself.
+            printed = _printed_answer(text, name, labelled, results, budget)
             reported = _checked(ev, labelled, results, budget)
             if reported is None:  # the cuts' estimates missed: search the whole module instead
                 whole = Evaluator(text, name, params, pool, progress)
@@ -320,7 +323,9 @@ def plan_module(
         base_result = ev.run([space.shardings(tuple(0 for _ in space.groups)) or {}], False)[0]
         lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
         n_standard = len(standard_plans(space))
-        plan = _choose(text, name, labelled, (results, reported), n_standard, budget, lower_bound)
+        plan = _choose(
+            text, name, labelled, (results, reported), n_standard, budget, lower_bound, printed
+        )
         plan.search_time_s = time.perf_counter() - start
         plan.candidates_evaluated = len(ev.memo)
         return plan
@@ -351,20 +356,40 @@ def _checked(
     do.)"""
     if ev.cuts is None:
         return results
-    order = sorted(
-        range(len(labelled)),
-        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
-    )
-    i = order[0]
-    if not _fits(results[i], budget):
-        i = min(order, key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
-    (exact,) = ev.full([labelled[i][1]])
+    i = _answer(results, budget)
+    (exact,) = ev.full([labelled[i][1]], last=True)
     key = _key(labelled[i][1])
     if not _agrees(exact, results[i], budget, key in ev.exact_memory):
         return None
     return [
         exact if _key(other) == key else r for (_, other), r in zip(labelled, results, strict=True)
     ]
+
+
+def _answer(results: list[dict[str, Any]], budget: int | None) -> int:
+    """The candidate `_choose` reports (the fastest that fits, ties: the earliest), or, when
+    none fits, the one of the smallest peak."""
+    order = sorted(
+        range(len(results)),
+        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
+    )
+    if _fits(results[order[0]], budget):
+        return order[0]
+    return min(order, key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
+
+
+def _printed_answer(
+    text: str,
+    name: str,
+    labelled: list[tuple[str, Shardings]],
+    results: list[dict[str, Any]],
+    budget: int | None,
+) -> dict[Key, tuple[str, list[ArgPlan]]]:
+    """`_annotated` of the answer that fits, by its key (empty if none fits)."""
+    i = _answer(results, budget)
+    if not _fits(results[i], budget):
+        return {}
+    return {_key(labelled[i][1]): _annotated(text, name, labelled[i][1])}
 
 
 def _agrees(
@@ -386,10 +411,12 @@ def _choose(
     n_standard: int,
     budget: int | None,
     lower_bound: float,
+    printed: dict[Key, tuple[str, list[ArgPlan]]],
 ) -> Plan:
     """The fastest candidate that fits (ties: the earliest), its runner-up, the standard
     plans' summaries (the first `n_standard` candidates). `evaluations`: what ranks the
-    candidates (estimates) and what is reported of them (the whole module's where known)."""
+    candidates (estimates) and what is reported of them (the whole module's where known);
+    `printed`: `_annotated` of candidates by key, where known."""
     ranked, results = evaluations
     order = sorted(
         range(len(labelled)),
@@ -400,7 +427,7 @@ def _choose(
         raise _infeasible(text, name, labelled, evaluations, budget or 0)
     runner = next((i for i in order[1:] if _key(labelled[i][1]) != _key(labelled[best][1])), None)
     chosen_name, chosen = labelled[best]
-    planned, args = _annotated(text, name, chosen)
+    planned, args = printed.get(_key(chosen)) or _annotated(text, name, chosen)
     runner_up = None
     if runner is not None:
         runner_up = {
