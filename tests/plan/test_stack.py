@@ -14,12 +14,20 @@ from hypothesis import strategies as st
 
 import shardwise
 from shardwise.io.mlir import load_text, write_text
+from shardwise.ir import Module
 from shardwise.plan import evaluate, search
 from shardwise.plan.cost import DEFAULT_COST, estimate
 from shardwise.plan.milp import probe_choices
 from shardwise.plan.search import _key, _resolve_mesh, evaluate_candidate, parse_mesh_spec
 from shardwise.plan.space import build_space
-from shardwise.plan.stack import CUT, _periodic_segments, cut, extrapolate, find_stack
+from shardwise.plan.stack import (
+    CUT,
+    _periodic_segments,
+    cut,
+    cut_copy,
+    extrapolate,
+    find_stack,
+)
 from shardwise.plan.standard import standard_plans
 from tests.plan import models
 
@@ -129,6 +137,24 @@ def test_a_module_cut_to_k_layers_costs_what_the_k_layer_program_costs(k, plan):
     got = evaluate_candidate(cut_text, "<t>", _key(shardings), DEFAULT_COST)
     want = evaluate_candidate(k_text, "<t>", _key(shardings), DEFAULT_COST)
     assert got == want
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_a_copy_cut_to_k_layers_is_the_module_cut_in_place_and_leaves_it_as_it_was(k):
+    """`cut_copy` copies only the kept ops: the same text as `cut` on a clone, and the
+    module it copies from prints as before (its use lists back as they were too)."""
+    text = _stack_text(5)
+    module = load_text(text, "<t>")
+    before = write_text(module)
+    uses = [len(v.uses) for op in module.walk() for v in op.results]
+    stack = find_stack(module)
+    assert stack is not None
+    got = cut_copy(module, stack, k)
+    assert got is not None
+    top, kept = got
+    assert (write_text(Module(top, None, "<t>")), kept) == _cut(text, k)
+    assert write_text(module) == before
+    assert [len(v.uses) for op in module.walk() for v in op.results] == uses
 
 
 def test_the_cuts_of_the_cut_to_four_layers_are_the_cuts_of_the_whole_module():

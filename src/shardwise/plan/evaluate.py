@@ -14,7 +14,7 @@ from typing import Any
 from shardwise.errors import InputError
 from shardwise.ir import Module, gc_paused, release_ops
 from shardwise.plan.cost import CostParams, estimate_ir
-from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut, extrapolate, find_stack
+from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut_copy, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import set_sharding
 from shardwise.sharding import TensorSharding
@@ -262,16 +262,26 @@ def _cuts_of(
 
 
 def _cut_text(text: str, name: str, found: Stack, k: int) -> tuple[str, tuple[int, ...]] | None:
-    """`text` cut to `k` layers of the stack `found` in it, and the arguments kept."""
+    """`text` cut to `k` layers of the stack `found` in it, and the arguments kept: a copy of
+    the kept ops of its master (`cut_copy`), printed."""
+    from shardwise.io.generic_text import RESOURCES
     from shardwise.io.mlir import write_text
 
-    module = _fresh_copy(text, name)
-    ops = list(module.walk())  # the ops the cut erases too: freed below, not left to the GC
+    master = _master(text, name)
+    with gc_paused():
+        got = cut_copy(master, found, k)
+    if got is None:
+        return None
+    top, kept = got
+    module = Module(top, master.source, master.filename)
+    module.allow_unregistered_dialect = master.allow_unregistered_dialect
+    module.unregistered_ops = master.unregistered_ops
+    if master in RESOURCES:
+        RESOURCES[module] = RESOURCES[master]
     try:
-        kept = cut(module, found, k)
-        return None if kept is None else (write_text(module), kept)
+        return write_text(module), kept
     finally:
-        release_ops(ops)
+        module.release()  # freed by reference counting, not left to the GC
 
 
 def make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:

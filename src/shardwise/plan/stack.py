@@ -28,6 +28,7 @@ module (`search.py`).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +36,10 @@ import numpy as np
 
 from shardwise.ir import ArrayAttr, Module, Op, RawAttr, TensorType, Value
 from shardwise.ir.core import BatchErase
+from shardwise.ir.edit import clone_op
 from shardwise.sdy.funcs import main_func
 
-__all__ = ["Run", "Stack", "cut", "extrapolate", "find_stack"]
+__all__ = ["Run", "Stack", "cut", "cut_copy", "extrapolate", "find_stack"]
 
 CUT = 2  # the cuts are to CUT and CUT + 1 layers
 MIN_DEPTH = CUT + 2  # below this the larger cut is the module itself
@@ -185,10 +187,76 @@ class _CutFailed(Exception):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class _CutPlan:
+    """What cutting the entry block to k layers does: the op indices dropped, the operands to
+    replace (top-level op index, op, operand, value), the return's operands dropped, and the
+    arguments kept."""
+
+    dropped: frozenset[int]
+    edits: tuple[tuple[int, Op, int, Value], ...]
+    results: frozenset[int]
+    has_return: bool
+    kept_args: tuple[int, ...]
+
+
 def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
     """Cut `module` (in place) to its layers 0..k-1 (module docstring): the indices of the
     arguments kept, or None (the module unchanged) if some kept op reads a dropped layer in a
     way the rules do not cover."""
+    plan = _plan_cut(module, stack, k)
+    if plan is None:
+        return None
+    func = main_func(module)
+    assert func is not None
+    ops = func.regions[0].entry.ops
+    for _, sub, m, w in plan.edits:
+        sub.set_operand(m, w)
+    if plan.has_return:
+        _drop_results(func, ops[-1], plan.results)
+    with BatchErase() as eraser:
+        for i in sorted(plan.dropped, reverse=True):
+            eraser.erase(ops[i])
+    _drop_args(func, plan.kept_args)
+    return plan.kept_args
+
+
+def cut_copy(module: Module, stack: Stack, k: int) -> tuple[Op, tuple[int, ...]] | None:
+    """`cut` on a copy: the top op of a new module of `module`'s layers 0..k-1 and the
+    arguments kept; `module` is unchanged. Only the kept ops are copied (copying a 96-layer
+    GPT whole to cut it to 4 layers cost 0.15 s, and erasing the rest more)."""
+    plan = _plan_cut(module, stack, k)
+    if plan is None:
+        return None
+    func = main_func(module)
+    assert func is not None
+    block = func.regions[0].entry
+    ops = block.ops
+    mapping: dict[Value, Value] = {}
+    # Copied without the dropped ops: a kept op's copy reads a dropped value of `module` until
+    # the edits replace it (its use of that value goes with it).
+    block.ops = [op for i, op in enumerate(ops) if i not in plan.dropped]
+    try:
+        top = clone_op(module.op, mapping)
+    finally:
+        block.ops = ops
+    copy = top.regions[0].entry.ops[module.op.regions[0].entry.ops.index(func)]
+    copy_ops = copy.regions[0].entry.ops
+    place = {i: n for n, i in enumerate(i for i in range(len(ops)) if i not in plan.dropped)}
+    twins: dict[int, Op] = {}
+    for i, sub, m, w in plan.edits:
+        if id(sub) not in twins:
+            pairs = zip(ops[i].walk(), copy_ops[place[i]].walk(), strict=True)
+            twins.update((id(a), b) for a, b in pairs)
+        twins[id(sub)].set_operand(m, mapping[w])
+    if plan.has_return:
+        _drop_results(copy, copy_ops[-1], plan.results)
+    _drop_args(copy, plan.kept_args)
+    return top, plan.kept_args
+
+
+def _plan_cut(module: Module, stack: Stack, k: int) -> _CutPlan | None:
+    """What `cut` does to `module` (unchanged here), or None if it cannot."""
     func = main_func(module)
     assert func is not None
     block = func.regions[0].entry
@@ -202,7 +270,7 @@ def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
     position = {id(op): i for i, op in enumerate(ops)}
     dropped = {i for i, op in enumerate(ops) if where.get(id(op), (None, -1, 0))[1] >= k}
     args = {id(a): i for i, a in enumerate(block.args)}
-    edits: list[tuple[Op, int, Value]] = []
+    edits: list[tuple[int, Op, int, Value]] = []
     results = [  # the results the return reads from the dropped layers go with them
         m
         for m, v in enumerate(ret.operands if ret is not None else ())
@@ -219,7 +287,7 @@ def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
                     if w is not v:
                         if w.type != v.type or position.get(id(w.owner), -1) >= i:
                             raise _CutFailed
-                        edits.append((sub, m, w))
+                        edits.append((i, sub, m, w))
         if ret is not None:
             dropped_results = set(results)
             for m, v in enumerate(ret.operands):
@@ -227,19 +295,11 @@ def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
                     _kept_value(v, ret, m, ret, where, position, dropped, args, stack, k, ops)
     except _CutFailed:
         return None
-    for sub, m, w in edits:
-        sub.set_operand(m, w)
-    if ret is not None:
-        _drop_results(func, ret, set(results))
-    with BatchErase() as eraser:
-        for i in sorted(dropped, reverse=True):
-            eraser.erase(ops[i])
     kept = tuple(i for i, layer in enumerate(stack.arg_layer) if layer < k)
-    _drop_args(func, kept)
-    return kept
+    return _CutPlan(frozenset(dropped), tuple(edits), frozenset(results), ret is not None, kept)
 
 
-def _drop_results(func: Op, ret: Op, drop: set[int]) -> None:
+def _drop_results(func: Op, ret: Op, drop: AbstractSet[int]) -> None:
     keep = [m for m in range(len(ret.operands)) if m not in drop]
     values = [ret.operands[m] for m in keep]
     ret.drop_operands()
