@@ -9,15 +9,25 @@ import functools
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import shardwise
 from shardwise.io.mlir import load_text, write_text
+from shardwise.ir import Module
 from shardwise.plan import evaluate, search
 from shardwise.plan.cost import DEFAULT_COST, estimate
 from shardwise.plan.milp import probe_choices
 from shardwise.plan.search import _key, _resolve_mesh, evaluate_candidate, parse_mesh_spec
 from shardwise.plan.space import build_space
-from shardwise.plan.stack import CUT, cut, extrapolate, find_stack
+from shardwise.plan.stack import (
+    CUT,
+    _periodic_segments,
+    cut,
+    cut_copy,
+    extrapolate,
+    find_stack,
+)
 from shardwise.plan.standard import standard_plans
 from tests.plan import models
 
@@ -58,6 +68,47 @@ def _on(kept: tuple[int, ...], key):
     return tuple((position[i], s) for i, s in key if i in position)
 
 
+def _segments_by_scan(seq: list[int], min_copies: int) -> list[tuple[int, int, int]]:
+    """`_periodic_segments` by its definition: per period P, each maximal run of places i with
+    seq[i] == seq[i + P] makes a segment of the run's length + P, kept with `min_copies`
+    whole periods; then the longest first (ties: shorter period, earlier), disjoint."""
+    found = []
+    for p in range(1, len(seq) // max(1, min_copies) + 1):
+        same = [seq[i] == seq[i + p] for i in range(len(seq) - p)]
+        i = 0
+        while i < len(same):
+            j = i
+            while j < len(same) and same[j]:
+                j += 1
+            if j > i and j - i + p >= min_copies * p:
+                found.append((i, j + p, p))
+            i = j + 1
+    found.sort(key=lambda s: (-(s[1] - s[0]), s[2], s[0]))
+    taken: list[tuple[int, int, int]] = []
+    for s, e, p in found:
+        if all(e <= s2 or s >= e2 for s2, e2, _ in taken):
+            taken.append((s, e, p))
+    return sorted(taken)
+
+
+@given(
+    st.lists(st.integers(0, 2), max_size=8),
+    st.lists(st.integers(0, 2), min_size=1, max_size=5),
+    st.integers(0, 7),
+    st.lists(st.integers(0, 3), max_size=8),
+    st.integers(0, 5),
+)
+def test_the_periodic_segments_are_those_of_a_scan_place_by_place(head, unit, copies, tail, k):
+    seq = head + unit * copies + tail
+    assert _periodic_segments(seq, k) == _segments_by_scan(seq, k)
+
+
+def test_the_periodic_segments_of_a_repeated_block_between_others():
+    seq = [7, 8] + [1, 2, 3] * 4 + [1, 9]
+    assert _periodic_segments(seq, 3) == [(2, 15, 3)]  # 4 copies and the next copy's first op
+    assert _periodic_segments(seq, 5) == []
+
+
 def test_the_stack_is_the_forward_the_backward_and_the_updates_of_each_layer():
     module = load_text(_stack_text(5), "<t>")
     stack = find_stack(module)
@@ -86,6 +137,24 @@ def test_a_module_cut_to_k_layers_costs_what_the_k_layer_program_costs(k, plan):
     got = evaluate_candidate(cut_text, "<t>", _key(shardings), DEFAULT_COST)
     want = evaluate_candidate(k_text, "<t>", _key(shardings), DEFAULT_COST)
     assert got == want
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_a_copy_cut_to_k_layers_is_the_module_cut_in_place_and_leaves_it_as_it_was(k):
+    """`cut_copy` copies only the kept ops: the same text as `cut` on a clone, and the
+    module it copies from prints as before (its use lists back as they were too)."""
+    text = _stack_text(5)
+    module = load_text(text, "<t>")
+    before = write_text(module)
+    uses = [len(v.uses) for op in module.walk() for v in op.results]
+    stack = find_stack(module)
+    assert stack is not None
+    got = cut_copy(module, stack, k)
+    assert got is not None
+    top, kept = got
+    assert (write_text(Module(top, None, "<t>")), kept) == _cut(text, k)
+    assert write_text(module) == before
+    assert [len(v.uses) for op in module.walk() for v in op.results] == uses
 
 
 def test_the_cuts_of_the_cut_to_four_layers_are_the_cuts_of_the_whole_module():

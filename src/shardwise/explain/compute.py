@@ -18,14 +18,16 @@ overlap). Ops in a loop body count once, as the collectives of the report do.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from shardwise.ir import Module, Op, TensorType, Value
+from shardwise.mesh import Mesh
 from shardwise.rules import stablehlo_attrs as attrs
 from shardwise.sdy.shardings import get_sharding
-from shardwise.sharding import resolve_mesh
+from shardwise.sharding import TensorSharding, resolve_mesh
 
 __all__ = ["DEFAULT_HBM_BANDWIDTH", "DEFAULT_PEAK_FLOPS", "ComputeTotals", "compute_totals"]
 
@@ -77,7 +79,14 @@ def _local_shape(value: Value, meshes: Mapping[str, object]) -> tuple[int, ...] 
     sharding = get_sharding(value)
     mesh = resolve_mesh(sharding, meshes) if sharding is not None else None
     if sharding is None or mesh is None:
-        return tuple(type_.shape)
+        return type_.shape
+    return _sharded_shape(type_, sharding, mesh)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sharded_shape(type_: TensorType, sharding: TensorSharding, mesh: Mesh) -> tuple[int, ...]:
+    """A device's shape of `type_` under `sharding`: computed once per distinct triple (a
+    96-layer GPT has 30k values of a few hundred types and shardings)."""
     shape = []
     for d, n in enumerate(type_.shape):
         parts = sharding.dim_shardings[d].sharded_size(mesh) if d < sharding.rank else 1

@@ -179,16 +179,26 @@ def _time(kind: str, axes: list[str], n: int, nbytes: int, link: LinkModel) -> f
 
 
 def _collectives(
-    module: Module, ops: list[Op], link: LinkModel, runs: dict[int, int] | None = None
+    module: Module,
+    ops: list[Op],
+    link: LinkModel,
+    runs: dict[int, int] | None = None,
+    located: bool = True,
 ) -> list[Collective]:
     """The report entries of the collective `ops`, each counted as often as it runs (`runs`:
-    `runs.op_runs` of `module`, computed here if not given)."""
+    `runs.op_runs` of `module`, computed here if not given). Not `located`: without the op's
+    location, source line and cause (empty), which the planner's costs do not read: a
+    location's line and column can cost a second parse of the whole text by MLIR."""
     if runs is None:
         runs = op_runs_of(module)
-    return [_collective(module, op, link, runs.get(id(op), 0) if runs else 1) for op in ops]
+    return [
+        _collective(module, op, link, runs.get(id(op), 0) if runs else 1, located) for op in ops
+    ]
 
 
-def _collective(module: Module, op: Op, link: LinkModel, runs: int = 1) -> Collective:
+def _collective(
+    module: Module, op: Op, link: LinkModel, runs: int = 1, located: bool = True
+) -> Collective:
     kind = op.name.removeprefix("sdy.")
     axes = collective_axes(op)
     out = get_sharding(op.results[0])
@@ -204,6 +214,9 @@ def _collective(module: Module, op: Op, link: LinkModel, runs: int = 1) -> Colle
     else:
         operand = op.operands[0]
         nbytes = local_bytes(operand.type, get_sharding(operand), mesh)
+    time_s = _time(kind, base, n, nbytes, link) * runs
+    if not located:
+        return Collective(kind, axes, n, nbytes * runs, time_s, op.name, "", runs=runs)
     producer = op.operands[0].defining_op
     users = op.results[0].users
     cause = producer if kind == "all_reduce" else (users[0] if users else producer)
@@ -212,7 +225,7 @@ def _collective(module: Module, op: Op, link: LinkModel, runs: int = 1) -> Colle
         axes,
         n,
         nbytes * runs,
-        _time(kind, base, n, nbytes, link) * runs,
+        time_s,
         op.name,
         str(op.location),
         str(op_source(op)),

@@ -30,8 +30,6 @@ def build_parser(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shardwise.api import ShardedModule
-    from shardwise.io.mlir import load_text
     from shardwise.plan.cost import CostParams
     from shardwise.plan.search import plan_module
 
@@ -44,9 +42,12 @@ def run(args: argparse.Namespace) -> int:
     )
     from shardwise.explain.progress import Progress
 
-    module = ShardedModule(load_text(text, args.input), source=text)
     with Progress("planning") as progress:  # drawn only on a terminal
-        plan = plan_module(module, args.mesh, args.memory, params, args.executor, progress)
+        # The text, not a module loaded from it: the planner loads it once (loading it here
+        # too cost MLIR's parse and our load of the whole input again, and a printout of it).
+        plan = plan_module(
+            text, args.mesh, args.memory, params, args.executor, progress, name=args.input
+        )
     if args.output:
         write_text_file(args.output, plan.text)
     if args.json == "-":

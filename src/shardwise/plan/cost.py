@@ -67,7 +67,7 @@ def estimate_ir(module: Module, params: CostParams = CostParams()) -> dict[str, 
     run_pass(module, "sdy-propagation-pipeline")
     inserted = _insert_collectives(module)
     runs = op_runs_of(module)  # one count of each op's runs for collectives and compute
-    collectives = _collectives(module, inserted, params.link(), runs)
+    collectives = _collectives(module, inserted, params.link(), runs, located=False)
     bytes_of = value_bytes(module)
     compute = compute_totals(module, bytes_of, params.peak_flops, params.hbm_bandwidth, runs)
     comm_s = sum(c.time_s for c in collectives)

@@ -14,7 +14,7 @@ from typing import Any
 from shardwise.errors import InputError
 from shardwise.ir import Module, gc_paused, release_ops
 from shardwise.plan.cost import CostParams, estimate_ir
-from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut, extrapolate, find_stack
+from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut_copy, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import set_sharding
 from shardwise.sharding import TensorSharding
@@ -39,15 +39,20 @@ def _key(shardings: Shardings) -> Key:
 def evaluate_candidate(text: str, name: str, key: Key, params: CostParams) -> dict[str, Any]:
     """Load `text`, write the shardings of `key` on the entry function's arguments, estimate.
     Top-level so that executors in other processes (or on Dask workers) can run it."""
-    from shardwise.syntax import parse_tensor_sharding
-
     # No cyclic GC while the candidate is costed: its clone and the passes' IR are young
     # objects that survive a few collections each and get promoted, so collections kept
     # walking them (1.7-2.0 of 8.8 CPU seconds on the GPT case of benchmarks/plan/); the
     # module is freed by reference counting below, and the few cycles the passes leave are
     # collected once the GC is on again.
     with gc_paused():
-        module = _fresh_copy(text, name)
+        return _cost_of(_fresh_copy(text, name), key, params)
+
+
+def _cost_of(module: Module, key: Key, params: CostParams) -> dict[str, Any]:
+    """`module` with the shardings of `key` written, estimated; then freed."""
+    from shardwise.syntax import parse_tensor_sharding
+
+    with gc_paused():
         ops = list(module.walk())  # those the passes erase too: freed below, not left to the GC
         try:
             func = main_func(module)
@@ -160,10 +165,21 @@ class Evaluator:
                 self.exact_memory.add(k)
         return [self.memo[k] for k in keys]
 
-    def full(self, candidates: Sequence[Shardings]) -> list[dict[str, Any]]:
-        """The whole module's evaluations (the estimates too when there are no cuts)."""
+    def full(self, candidates: Sequence[Shardings], last: bool = False) -> list[dict[str, Any]]:
+        """The whole module's evaluations (the estimates too when there are no cuts).
+
+        `last`: the module's last evaluation here: one candidate is costed on the loaded
+        module itself, not a clone of it (0.15 s at 96 GPT layers); a later use of the text
+        loads it again."""
         keys = [_key(c) for c in candidates]
         missing = list(dict.fromkeys(k for k in keys if k not in self.full_memo))
+        if last and len(missing) == 1:
+            self._tick(len(self.full_memo), len(self.full_memo) + 1)
+            master = _MASTERS.pop((self.text, self.name), None)
+            if master is None:
+                master = _generic_form(self.text, self.name).load()
+            self.full_memo[missing[0]] = _cost_of(master, missing[0], self.params)
+            missing = []
         done = self._evaluate([(self.text, k) for k in missing], len(self.full_memo))
         self.full_memo.update(zip(missing, done, strict=True))
         if self.cuts is None:
@@ -211,9 +227,10 @@ def stack_cuts(base: Module, text: str, name: str) -> Cuts | None:
     """The module (`text`, loaded as `base`) cut to 1, 2 and 3 of its repeated layers; None
     when it is not such a stack, or too shallow for the cuts to pay (`stack.py`).
 
-    The whole module is cloned and cut once, to `MIN_DEPTH` layers, and that small module is
-    cut to 1, 2 and 3 (a cut to k layers is the k-layer program, so cutting a cut gives the
-    same text): one clone of the whole module, not three (2.25 of 10.7 s at 96 GPT layers)."""
+    The whole module is cut once, to `MIN_DEPTH` layers, and that small module is cut to 1,
+    2 and 3 (a cut to k layers is the k-layer program, so cutting a cut gives the same text);
+    each cut copies only the ops it keeps (`cut_copy`): no clone of the whole module (three
+    of them were 2.25 of 10.7 s at 96 GPT layers)."""
     found = find_stack(base)
     if found is None or found.depth < MIN_DEPTH:
         return None
@@ -246,16 +263,26 @@ def _cuts_of(
 
 
 def _cut_text(text: str, name: str, found: Stack, k: int) -> tuple[str, tuple[int, ...]] | None:
-    """`text` cut to `k` layers of the stack `found` in it, and the arguments kept."""
+    """`text` cut to `k` layers of the stack `found` in it, and the arguments kept: a copy of
+    the kept ops of its master (`cut_copy`), printed."""
+    from shardwise.io.generic_text import RESOURCES
     from shardwise.io.mlir import write_text
 
-    module = _fresh_copy(text, name)
-    ops = list(module.walk())  # the ops the cut erases too: freed below, not left to the GC
+    master = _master(text, name)
+    with gc_paused():
+        got = cut_copy(master, found, k)
+    if got is None:
+        return None
+    top, kept = got
+    module = Module(top, master.source, master.filename)
+    module.allow_unregistered_dialect = master.allow_unregistered_dialect
+    module.unregistered_ops = master.unregistered_ops
+    if master in RESOURCES:
+        RESOURCES[module] = RESOURCES[master]
     try:
-        kept = cut(module, found, k)
-        return None if kept is None else (write_text(module), kept)
+        return write_text(module), kept
     finally:
-        release_ops(ops)
+        module.release()  # freed by reference counting, not left to the GC
 
 
 def make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]:

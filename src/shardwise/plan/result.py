@@ -51,10 +51,12 @@ class ArgPlan:
 
 @dataclass
 class Plan:
-    """The planner's answer (`shardwise.plan`): `module` is the input with the chosen
-    ``sdy.sharding`` on its arguments, ready for Shardy's propagation."""
+    """The planner's answer (`shardwise.plan`): `text` is the input with the chosen
+    ``sdy.sharding`` on its arguments, ready for Shardy's propagation; `module` is it loaded
+    (from `filename`), when first asked for."""
 
-    module: Any  # the annotated ShardedModule
+    text: str
+    filename: str
     args: list[ArgPlan]
     summary: dict[str, Any]
     name: str  # "search" or the standard plan it fell back to
@@ -65,10 +67,17 @@ class Plan:
     memory_budget: int | None = None
     candidates_evaluated: int = 0
     in_shardings: Any = field(default=None, repr=False)  # for jax.jit, when planned from JAX
+    _module: Any = field(default=None, repr=False, compare=False)
 
     @property
-    def text(self) -> str:
-        return self.module.text
+    def module(self) -> Any:
+        """The annotated `ShardedModule` (`text` loaded once: `shardwise plan` never needs it)."""
+        if self._module is None:
+            from shardwise.api import ShardedModule
+            from shardwise.io.mlir import load_text
+
+            self._module = ShardedModule(load_text(self.text, self.filename), source=self.text)
+        return self._module
 
     @property
     def gap(self) -> float:

@@ -28,14 +28,18 @@ module (`search.py`).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from shardwise.ir import ArrayAttr, Module, Op, RawAttr, TensorType, Value
 from shardwise.ir.core import BatchErase
+from shardwise.ir.edit import clone_op
 from shardwise.sdy.funcs import main_func
 
-__all__ = ["Run", "Stack", "cut", "extrapolate", "find_stack"]
+__all__ = ["Run", "Stack", "cut", "cut_copy", "extrapolate", "find_stack"]
 
 CUT = 2  # the cuts are to CUT and CUT + 1 layers
 MIN_DEPTH = CUT + 2  # below this the larger cut is the module itself
@@ -69,13 +73,15 @@ class Stack:
 
 
 def _signature(op: Op, role: dict[int, int]) -> tuple:
+    # Types as themselves: frozen values equal when their texts are, and hashed once (their
+    # texts, built per use, were a third of `find_stack` on a 96-layer GPT).
     def operand(v: Value) -> Any:
-        return role.get(id(v), str(v.type)) if v.is_block_arg else str(v.type)
+        return role.get(id(v), v.type) if v.is_block_arg else v.type
 
     return (
         op.name,
         tuple(operand(v) for v in op.operands),
-        tuple(str(r.type) for r in op.results),
+        tuple(r.type for r in op.results),
         tuple(sorted((k, str(v)) for k, v in op.properties.items())),
         tuple(sorted((k, str(v)) for k, v in op.attributes.items())),
         tuple(o.name for o in op.walk())[1:],
@@ -84,21 +90,23 @@ def _signature(op: Op, role: dict[int, int]) -> tuple:
 
 def _periodic_segments(seq: list[int], min_copies: int) -> list[tuple[int, int, int]]:
     """Maximal segments [s, e) of `seq` with a period P (seq[i] == seq[i + P] throughout)
-    holding at least `min_copies` whole periods: (s, e, P), the longest first, disjoint."""
+    holding at least `min_copies` whole periods: (s, e, P), the longest first, disjoint.
+
+    Per period, numpy compares `seq` with itself shifted by P and finds the runs of equal
+    places at once (a scan in Python took 0.9 s of a 96-layer GPT's 30k ops): a run of m
+    equal places from i is the segment [i, i + m + P), kept if m + P >= min_copies * P."""
     n = len(seq)
     found: list[tuple[int, int, int]] = []
+    values = np.asarray(seq, dtype=np.int64)
     for period in range(1, n // max(1, min_copies) + 1):
-        i = 0
-        while i + period < n:
-            if seq[i] != seq[i + period]:
-                i += 1
-                continue
-            j = i
-            while j + period < n and seq[j] == seq[j + period]:
-                j += 1
-            if j + period - i >= min_copies * period:
-                found.append((i, j + period, period))
-            i = j + 1
+        same = np.empty(n - period + 2, dtype=np.int8)
+        same[0] = same[-1] = 0
+        np.equal(values[:-period], values[period:], out=same[1:-1], casting="unsafe")
+        edges = np.diff(same)
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        long = ends - starts + period >= min_copies * period
+        pairs = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
+        found += [(i, j + period, period) for i, j in pairs]
     found.sort(key=lambda s: (-(s[1] - s[0]), s[2], s[0]))
     taken: list[tuple[int, int, int]] = []
     for s, e, p in found:
@@ -179,10 +187,76 @@ class _CutFailed(Exception):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class _CutPlan:
+    """What cutting the entry block to k layers does: the op indices dropped, the operands to
+    replace (top-level op index, op, operand, value), the return's operands dropped, and the
+    arguments kept."""
+
+    dropped: frozenset[int]
+    edits: tuple[tuple[int, Op, int, Value], ...]
+    results: frozenset[int]
+    has_return: bool
+    kept_args: tuple[int, ...]
+
+
 def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
     """Cut `module` (in place) to its layers 0..k-1 (module docstring): the indices of the
     arguments kept, or None (the module unchanged) if some kept op reads a dropped layer in a
     way the rules do not cover."""
+    plan = _plan_cut(module, stack, k)
+    if plan is None:
+        return None
+    func = main_func(module)
+    assert func is not None
+    ops = func.regions[0].entry.ops
+    for _, sub, m, w in plan.edits:
+        sub.set_operand(m, w)
+    if plan.has_return:
+        _drop_results(func, ops[-1], plan.results)
+    with BatchErase() as eraser:
+        for i in sorted(plan.dropped, reverse=True):
+            eraser.erase(ops[i])
+    _drop_args(func, plan.kept_args)
+    return plan.kept_args
+
+
+def cut_copy(module: Module, stack: Stack, k: int) -> tuple[Op, tuple[int, ...]] | None:
+    """`cut` on a copy: the top op of a new module of `module`'s layers 0..k-1 and the
+    arguments kept; `module` is unchanged. Only the kept ops are copied (copying a 96-layer
+    GPT whole to cut it to 4 layers cost 0.15 s, and erasing the rest more)."""
+    plan = _plan_cut(module, stack, k)
+    if plan is None:
+        return None
+    func = main_func(module)
+    assert func is not None
+    block = func.regions[0].entry
+    ops = block.ops
+    mapping: dict[Value, Value] = {}
+    # Copied without the dropped ops: a kept op's copy reads a dropped value of `module` until
+    # the edits replace it (its use of that value goes with it).
+    block.ops = [op for i, op in enumerate(ops) if i not in plan.dropped]
+    try:
+        top = clone_op(module.op, mapping)
+    finally:
+        block.ops = ops
+    copy = top.regions[0].entry.ops[module.op.regions[0].entry.ops.index(func)]
+    copy_ops = copy.regions[0].entry.ops
+    place = {i: n for n, i in enumerate(i for i in range(len(ops)) if i not in plan.dropped)}
+    twins: dict[int, Op] = {}
+    for i, sub, m, w in plan.edits:
+        if id(sub) not in twins:
+            pairs = zip(ops[i].walk(), copy_ops[place[i]].walk(), strict=True)
+            twins.update((id(a), b) for a, b in pairs)
+        twins[id(sub)].set_operand(m, mapping[w])
+    if plan.has_return:
+        _drop_results(copy, copy_ops[-1], plan.results)
+    _drop_args(copy, plan.kept_args)
+    return top, plan.kept_args
+
+
+def _plan_cut(module: Module, stack: Stack, k: int) -> _CutPlan | None:
+    """What `cut` does to `module` (unchanged here), or None if it cannot."""
     func = main_func(module)
     assert func is not None
     block = func.regions[0].entry
@@ -196,7 +270,7 @@ def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
     position = {id(op): i for i, op in enumerate(ops)}
     dropped = {i for i, op in enumerate(ops) if where.get(id(op), (None, -1, 0))[1] >= k}
     args = {id(a): i for i, a in enumerate(block.args)}
-    edits: list[tuple[Op, int, Value]] = []
+    edits: list[tuple[int, Op, int, Value]] = []
     results = [  # the results the return reads from the dropped layers go with them
         m
         for m, v in enumerate(ret.operands if ret is not None else ())
@@ -213,7 +287,7 @@ def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
                     if w is not v:
                         if w.type != v.type or position.get(id(w.owner), -1) >= i:
                             raise _CutFailed
-                        edits.append((sub, m, w))
+                        edits.append((i, sub, m, w))
         if ret is not None:
             dropped_results = set(results)
             for m, v in enumerate(ret.operands):
@@ -221,19 +295,11 @@ def cut(module: Module, stack: Stack, k: int) -> tuple[int, ...] | None:
                     _kept_value(v, ret, m, ret, where, position, dropped, args, stack, k, ops)
     except _CutFailed:
         return None
-    for sub, m, w in edits:
-        sub.set_operand(m, w)
-    if ret is not None:
-        _drop_results(func, ret, set(results))
-    with BatchErase() as eraser:
-        for i in sorted(dropped, reverse=True):
-            eraser.erase(ops[i])
     kept = tuple(i for i, layer in enumerate(stack.arg_layer) if layer < k)
-    _drop_args(func, kept)
-    return kept
+    return _CutPlan(frozenset(dropped), tuple(edits), frozenset(results), ret is not None, kept)
 
 
-def _drop_results(func: Op, ret: Op, drop: set[int]) -> None:
+def _drop_results(func: Op, ret: Op, drop: AbstractSet[int]) -> None:
     keep = [m for m in range(len(ret.operands)) if m not in drop]
     values = [ret.operands[m] for m in keep]
     ret.drop_operands()

@@ -126,12 +126,18 @@ class Builder:
     `after` is resolved at the first insertion (finding an op's index scans its block, and
     most insertion points set after a value are never used); nothing changes the block in
     between, so the anchor found then is the one found when `after` was called.
+
+    An op's index is searched from where the last insertion into the block left the anchor
+    (the passes walk a block forward, so the op is usually there or a little after): from the
+    block's start, each insertion into a large block scanned it twice (0.3 s of the
+    explicit reshards of a 96-layer GPT's 30k ops, quadratic in the block's size).
     """
 
     def __init__(self) -> None:
         self.block: Block | None = None
         self.anchor: Op | None = None
         self._after: Op | None = None
+        self._hint: tuple[Block | None, int] = (None, 0)  # a block, an index to search from
 
     def before(self, op: Op) -> None:
         assert op.parent is not None
@@ -155,15 +161,32 @@ class Builder:
     def insert(self, op: Op) -> Op:
         block = self.block
         assert block is not None
+        ops = block.ops
         if self._after is not None:
-            i = block.ops.index(self._after)
-            self.anchor = block.ops[i + 1] if i + 1 < len(block.ops) else None
+            i = self._index(block, self._after) + 1
+            self.anchor = ops[i] if i < len(ops) else None
             self._after = None
+        elif self.anchor is not None:
+            i = self._index(block, self.anchor)
         if self.anchor is None:
             block.append(op)
-        else:
-            block.insert_before(self.anchor, op)
+            return op
+        block.insert(i, op)
+        self._hint = (block, i + 1)  # where the anchor is now
         return op
+
+    def _index(self, block: Block, op: Op) -> int:
+        """`block.ops.index(op)`, searched from the hint first."""
+        ops = block.ops
+        hint_block, i = self._hint
+        if hint_block is not block:
+            return ops.index(op)
+        if i < len(ops) and ops[i] is op:
+            return i
+        try:
+            return ops.index(op, i)
+        except ValueError:  # before the hint
+            return ops.index(op)
 
 
 def new_op(name: str, operand: Value, properties: dict) -> Op:
