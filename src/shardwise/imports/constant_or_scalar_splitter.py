@@ -116,10 +116,8 @@ def _walk_module(module: Module) -> _Walked:
     ops = [module.op]
     walked = _Walked(ops=ops)
     for top in module.body.ops:
-        start = len(ops)
-        ops.append(top)
-        _append_nested(top, ops)
-        mine = ops[start:]
+        mine = top.walk_list()
+        ops += mine
         walked.constants += [op for op in mine if op.name == "stablehlo.constant"]
         if top.name == "func.func" and top.regions and top.regions[0].blocks:
             walked.calls[top] = [op for op in mine if op.name == "func.call"]
@@ -130,16 +128,6 @@ def _walk_module(module: Module) -> _Walked:
             walked.bodies[top] = mine[1:]
         walked.has_groups = walked.has_groups or _GROUP in names
     return walked
-
-
-def _append_nested(op: Op, ops: list[Op]) -> None:
-    """Append the ops nested in `op` to `ops`, in pre-order."""
-    for region in op.regions:
-        for block in region.blocks:
-            for nested in block.ops:
-                ops.append(nested)
-                if nested.regions:
-                    _append_nested(nested, ops)
 
 
 def _relink_uses_in_pre_order(ops: list[Op]) -> None:
