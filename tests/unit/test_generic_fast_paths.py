@@ -218,3 +218,40 @@ def test_attribute_dicts_read_the_same_with_the_nested_pattern_or_without(
     monkeypatch.setattr(generic_text, "_nested_value_re", None)
     monkeypatch.setattr(generic_text, "_NESTED_AFTER", 10**9 if compiled else 0)
     assert generic_text.parse_attr_dict(text, None) == parsed
+
+
+# `dense<"...">` values, which `_value_end` ends by `str.find` past the string: each must end
+# where the bracket scan from the value's start ends it (escapes and unclosed strings go to the
+# general scan; brackets and commas after the string still count, one level deep).
+_DENSE_STRINGS = {
+    "hex": 'dense<"0x' + "0A1B" * 50 + '"> : tensor<100xi16>',
+    "empty": 'dense<""> : tensor<0xi8>',
+    "escaped_quote": 'dense<"a\\"b, c"> : tensor<!x.s>',
+    "escaped_quote_then_closer": 'dense<"\\">" , "> : tensor<!x.s>',
+    "escaped_backslash": 'dense<"a\\\\"> : tensor<1x!x.s>',
+    "brackets_in_string": 'dense<"<,{[("> : tensor<1xi8>',
+    "unclosed": 'dense<"abc',
+    "nested_type": 'dense<"0x00"> : tensor<1xcomplex<f32>>',
+    "closer_after": 'dense<"0x00">) , x',
+    "string_list": 'dense<["a", "b"]> : tensor<2x!x.s>',
+}
+
+
+@pytest.mark.parametrize("value", _DENSE_STRINGS.values(), ids=_DENSE_STRINGS.keys())
+@pytest.mark.parametrize("after", [",", "}", ""])
+def test_dense_string_values_end_where_the_bracket_scan_ends_them(value: str, after: str) -> None:
+    from shardwise.io import generic_text
+    from shardwise.ir.attrs import scan_item
+
+    text = f"{value}{after} b = 1}}"
+    assert generic_text._value_end(text, 0) == scan_item(text, 0, len(text))
+
+
+def test_a_hex_constant_is_read_whole() -> None:
+    from shardwise.io import generic_text
+
+    hex_text = '"0x' + "0A" * 50_000 + '"'
+    text = f"{{value = dense<{hex_text}> : tensor<50000xi8>, next = 1}}"
+    parsed = generic_text.parse_attr_dict(text, None)
+    assert str(parsed["value"]) == f"dense<{hex_text}> : tensor<50000xi8>"
+    assert str(parsed["next"]) == "1"

@@ -549,19 +549,22 @@ def parse_generic(
     filename: str = "-",
     sdy_parser: SdyParser | None = None,
     positions: Positions | DeferredPositions | None = None,
+    local_scope: bool = False,
 ) -> ir.Module:
     """Parse MLIR's generic-form printout (with debug info) into our IR.
 
     Without `positions` the printout's ``loc("-":L:C)`` are positions in the user's file and
     become `Op.location`; with them, each op keeps its resolved ``loc(...)`` text in
     `Op.loc_text` (printed back by `print_generic`) and takes its position from `positions`.
+    `local_scope`: the text was printed in local scope, which prints no alias table and no
+    ``{-#`` block, so neither is looked for (each look is a search of the whole text).
     """
     resources = None
-    m = _RESOURCES_RE.search(text) if "{-#" in text else None
+    m = _RESOURCES_RE.search(text) if not local_scope and "{-#" in text else None
     if m is not None:
         resources = m.group().rstrip("\n")
         text = text[: m.start()] + text[m.end() :]
-    body, raw_aliases, aliases = read_loc_aliases(text)
+    body, raw_aliases, aliases = (text, {}, {}) if local_scope else read_loc_aliases(text)
     parser = _Parser(body, filename, aliases, sdy_parser, positions)
     # The parse allocates one object graph that stays alive: cyclic GC passes over it would
     # only cost time (about a third of the parse on 20k-op modules). Nor should the first

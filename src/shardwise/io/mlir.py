@@ -143,9 +143,12 @@ def _make_context() -> Any:
     return context
 
 
-def _parse(text: str, allow_unregistered_dialect: bool = False) -> Any:
-    """Parse and verify with the bindings, in a context of `_context_for`."""
-    context = _context_for(text)
+def _parse(
+    text: str, allow_unregistered_dialect: bool = False, metadata: bool | None = None
+) -> Any:
+    """Parse and verify with the bindings, in a context of `_context_for` (`metadata`: whether
+    the text has a ``{-#`` block, if the caller has looked already)."""
+    context = _context_for(text, metadata)
     context.allow_unregistered_dialects = allow_unregistered_dialect
     return _ir().Module.parse(text, context=context)
 
@@ -161,11 +164,11 @@ _shared = threading.local()
 os.register_at_fork(after_in_child=lambda: _shared.__dict__.clear())
 
 
-def _context_for(text: str) -> Any:
+def _context_for(text: str, metadata: bool | None = None) -> Any:
     """The context to parse `text` in: a shared one (see `_CONTEXT_USES`), or a fresh one when
     the text has resources: a context that has seen a ``dense_resource`` blob renames it on
-    every reparse (``blob`` -> ``blob_1``)."""
-    if "dense_resource" in text or "{-#" in text:
+    every reparse (``blob`` -> ``blob_1``). `metadata`: ``"{-#" in text``, if known."""
+    if "dense_resource" in text or ("{-#" in text if metadata is None else metadata):
         return _make_context()
     context, uses = getattr(_shared, "context", None), getattr(_shared, "uses", 0)
     if context is None or uses >= _CONTEXT_USES:
@@ -340,6 +343,8 @@ class GenericForm:
     positions: DeferredPositions
     unregistered: bool
     unregistered_ops: frozenset[str]
+    # Printed in local scope: no ``#loc`` alias table, no ``{-#`` block to look for.
+    local_scope: bool = False
 
     @staticmethod
     def of(text: str, filename: str = "-", allow_unregistered_dialect: bool = False) -> GenericForm:
@@ -351,8 +356,10 @@ class GenericForm:
         mlir_ir = _ir()
         explicit = has_loc_annotation(text)
         unregistered = allow_unregistered_dialect
+        # Each look for a few characters in the whole text costs ~1 ms on a Llama's 2 MB: once.
+        metadata = "{-#" in text
         try:
-            module = _parse(text, unregistered)
+            module = _parse(text, unregistered, metadata)
         except mlir_ir.MLIRError as e:
             blanked = blank_locations(text)[0] if explicit else None
             _raise_parse_error(e, blanked, filename, unregistered)
@@ -376,22 +383,26 @@ class GenericForm:
         # printing would verify it again.
         # `binary`: bytes decoded here are faster than the bindings' own text stream (conv_256:
         # 12 ms instead of 14-15 ms for the same 195 kB).
+        local_scope = not explicit and not metadata
         printed = module.operation.get_asm(
             binary=True,
             print_generic_op_form=True,
             enable_debug_info=explicit,
-            use_local_scope=not explicit and "{-#" not in text,
+            use_local_scope=local_scope,
             assume_verified=True,
         ).decode()
         names: frozenset[str] = frozenset()
         if unregistered:
-            found = {op.name for op in gen.parse_generic(printed, filename, _sdy_parser()).walk()}
+            parsed = gen.parse_generic(printed, filename, _sdy_parser(), None, local_scope)
+            found = {op.name for op in parsed.walk()}
             context = module.context
             names = frozenset(n for n in found if not context.is_registered_operation(n))
-        return GenericForm(text, filename, printed, positions, unregistered, names)
+        return GenericForm(text, filename, printed, positions, unregistered, names, local_scope)
 
     def load(self) -> ir.Module:
-        result = gen.parse_generic(self.printed, self.filename, _sdy_parser(), self.positions)
+        result = gen.parse_generic(
+            self.printed, self.filename, _sdy_parser(), self.positions, self.local_scope
+        )
         result.source = self.text
         result.allow_unregistered_dialect = self.unregistered
         result.unregistered_ops = self.unregistered_ops

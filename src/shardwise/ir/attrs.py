@@ -119,9 +119,9 @@ def matching_bracket_end(text: str, pos: int) -> int | None:
     return None
 
 
-def scan_item(text: str, pos: int, end: int) -> int:
-    """Index of the first top-level ``,`` or closer at/after `pos` (or `end`)."""
-    depth = 0
+def scan_item(text: str, pos: int, end: int, depth: int = 0) -> int:
+    """Index of the first top-level ``,`` or closer at/after `pos` (or `end`); `depth`: how
+    many brackets are open at `pos` (the scan of a text resumed past its first tokens)."""
     for m in BRACKET_RE.finditer(text, pos, end):
         tok = m.group()
         if tok in _OPENERS:

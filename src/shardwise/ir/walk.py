@@ -3,6 +3,7 @@ generator per op, and MLIR's post-order walk for visits that insert ops."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from shardwise.ir.core import Op
@@ -98,7 +99,8 @@ def _position(ops: list[Op], op: Op, hint: int) -> int:
     made the walk quadratic in the block size)."""
     if hint < len(ops) and ops[hint] is op:
         return hint
-    try:
+    # `in`, not `index`'s ValueError: CPython formats it with `repr(op)`, which resolves the
+    # op's deferred location (with debug info, a second parse of the input).
+    if op in itertools.islice(ops, hint, None):
         return ops.index(op, hint)
-    except ValueError:  # ops before it were erased: search the whole block
-        return ops.index(op)
+    return ops.index(op)  # ops before it were erased: search the whole block
