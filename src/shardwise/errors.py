@@ -37,6 +37,11 @@ class Location:
     def with_file(self, file: str) -> Location:
         return Location(file, self.line, self.col)
 
+    @property
+    def looked_up(self) -> bool:
+        """Whether reading the position costs nothing (a deferred one may parse the file)."""
+        return True
+
 
 UNKNOWN_LOCATION = Location()
 

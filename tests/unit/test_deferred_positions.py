@@ -73,3 +73,18 @@ def test_positions_without_locations() -> None:
     arg = next(op for op in plain.walk() if op.name == "func.func").regions[0].entry.args[0]
     assert arg.location == Location("p.mlir", 2, 16)
     assert "loc(" not in mlir.write_text(plain)
+
+
+def test_repr_of_an_op_does_not_look_positions_up(monkeypatch) -> None:
+    """A debug print of an op (or `list.index`'s ValueError, which formats `repr(op)`) must not
+    cost a second MLIR parse of the input: its position is shown once it is looked up."""
+    module = mlir.load_text(TEXT, "in.mlir")
+    add = next(op for op in module.walk() if op.name == "stablehlo.add")
+    assert not add.location.looked_up
+    monkeypatch.setattr(mlir, "_parse", lambda *a, **k: pytest.fail("positions looked up"))
+    assert repr(add).startswith("<Op stablehlo.add at DeferredLocation('in.mlir', ")
+    with pytest.raises(ValueError):
+        [].index(add)
+    monkeypatch.undo()
+    assert str(add.location) == "in.mlir:4:10" and add.location.looked_up
+    assert repr(add) == "<Op stablehlo.add at in.mlir:4:10>"

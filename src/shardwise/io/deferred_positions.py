@@ -31,6 +31,10 @@ class DeferredPositions:
         self.ops = _Entries(self, OPS)
         self.args = _Entries(self, ARGS)
 
+    @property
+    def looked_up(self) -> bool:
+        return self._resolved is not None
+
     def location(self, kind: int, index: int) -> Location:
         if self._resolved is None:
             assert self._compute is not None
@@ -92,7 +96,13 @@ class DeferredLocation(Location):
     def __hash__(self) -> int:
         return hash(self.resolved())
 
+    @property
+    def looked_up(self) -> bool:
+        return self._owner.looked_up
+
     def __repr__(self) -> str:
+        if not self._owner.looked_up:  # a debug print must not parse the file again
+            return f"DeferredLocation({self._owner.filename!r}, entry {self._kind}.{self._index})"
         return repr(self.resolved())
 
     def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles hold the plain position

@@ -133,7 +133,10 @@ class Op:
             self.add_region(r)
 
     def __repr__(self) -> str:
-        return f"<Op {self.name} at {self.location}>"
+        # Not `str(location)` of a position not looked up yet: with debug info that is a second
+        # MLIR parse of the whole input (and `list.index`'s ValueError formats `repr(op)`).
+        loc = self.location
+        return f"<Op {self.name} at {loc if loc.looked_up else repr(loc)}>"
 
     # -- operands ---------------------------------------------------------------------------
 
