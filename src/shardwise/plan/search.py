@@ -367,13 +367,18 @@ def _checked(
     ]
 
 
-def _answer(results: list[dict[str, Any]], budget: int | None) -> int:
-    """The candidate `_choose` reports (the fastest that fits, ties: the earliest), or, when
-    none fits, the one of the smallest peak."""
-    order = sorted(
+def _ranking(results: list[dict[str, Any]], budget: int | None) -> list[int]:
+    """The candidates' indices, those that fit first, then by time (ties: the earliest)."""
+    return sorted(
         range(len(results)),
         key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
     )
+
+
+def _answer(results: list[dict[str, Any]], budget: int | None) -> int:
+    """The candidate `_choose` reports (the fastest that fits, ties: the earliest), or, when
+    none fits, the one of the smallest peak."""
+    order = _ranking(results, budget)
     if _fits(results[order[0]], budget):
         return order[0]
     return min(order, key=lambda j: (results[j]["peak_memory_bytes_per_device"], j))
@@ -419,10 +424,7 @@ def _choose(
     candidates (estimates) and what is reported of them (the whole module's where known);
     `printed`: `_annotated` of candidates by key, where known."""
     ranked, results = evaluations
-    order = sorted(
-        range(len(labelled)),
-        key=lambda i: (not _fits(ranked[i], budget), ranked[i]["time_s"], i),
-    )
+    order = _ranking(ranked, budget)
     best = order[0]
     if not _fits(ranked[best], budget):
         raise _infeasible(text, name, labelled, evaluations, budget or 0)
