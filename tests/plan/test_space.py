@@ -144,6 +144,21 @@ def test_a_choice_that_puts_one_axis_twice_on_a_tensor_is_not_a_plan():
     assert plan is not None and str(plan[0]) == '#sdy.sharding<@mesh, [{"data"}, {}]>'
 
 
+def test_a_choice_asked_for_again_gives_the_same_shardings_for_the_caller_to_change():
+    """`shardings` remembers each choice's answer (the search asks for one many times); what
+    a caller does to the dict it got does not reach the next caller."""
+    space = build_space(load_text(MLP), "mesh", MESH)
+    data = space.groups[0].candidates.index(("data",))
+    first = space.shardings((data, 0, 0, 0))
+    assert first is not None
+    want = {i: str(s) for i, s in first.items()}
+    first.clear()
+    again = space.shardings((data, 0, 0, 0))
+    assert again is not None and {i: str(s) for i, s in again.items()} == want
+    assert space.shardings((data, data, 0, 0)) is None
+    assert space.shardings((data, data, 0, 0)) is None
+
+
 # Attention-like logits over x[b, s, d] plus a mask of s x s: the sequence class reaches more
 # bytes than the batch class, in the same argument (as GPT's token ids and causal mask).
 LOGITS = """

@@ -201,6 +201,20 @@ def test_the_estimate_from_two_cuts_is_the_whole_modules_evaluation(layers, mesh
         assert timed["comm_bytes_per_device"] == whole["comm_bytes_per_device"]
 
 
+def test_the_input_with_the_planners_mesh_is_what_its_printout_loads_as():
+    """`WithMesh` names the input with the mesh the planner adds, without printing it: loading
+    it (in a worker process, or here once the answer consumed the master) gives the module the
+    printout of the input with that mesh gives: the same text, the same costs."""
+    text, mesh = _stack_text(5), "data=2,model=4"
+    _, printed, space = _with_mesh(text, mesh)
+    named = evaluate.WithMesh(text, parse_mesh_spec(mesh))
+    assert write_text(evaluate._load(named, "<t>")) == printed
+    for shardings in list(standard_plans(space).values())[:2]:
+        key = _key(shardings)
+        got = evaluate_candidate(named, "<t>", key, DEFAULT_COST)
+        assert got == evaluate_candidate(printed, "<t>", key, DEFAULT_COST)
+
+
 def _plan(text: str, mesh: str, memory=None):
     return search.plan_module(text, mesh, memory=memory, executor="inline")
 

@@ -61,3 +61,19 @@ def test_the_visiting_walk_finds_its_next_op_after_erasures_without_its_repr(
 
     walk_post_order_visiting(root, visit)
     assert visited == [f"t.op{i}" for i in range(6)] + ["t.root"]  # not the inserted op
+
+
+@pytest.mark.parametrize(
+    ("hint", "at"),
+    [(10, 10), (10, 12), (10, 73), (10, 74), (10, 199), (10, 0), (10, 9), (0, 199), (200, 5)],
+    ids=["at", "just-after", "last-near", "first-far", "end", "start", "just-before", "0", "past"],
+)
+def test_an_op_is_found_at_before_or_far_after_the_hint(
+    hint: int, at: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`index_near` looks a few places past the hint first, then in the whole block."""
+    from shardwise.ir.walk import index_near
+
+    monkeypatch.setattr(ir.Op, "__repr__", _no_repr)
+    block, ops = _block(200)
+    assert index_near(block.ops, ops[at], hint) == at

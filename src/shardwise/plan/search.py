@@ -28,15 +28,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from shardwise.errors import InputError
-from shardwise.ir import Module, Op, RawAttr, copy_attr, gc_paused
+from shardwise.ir import Module, copy_attr, gc_paused
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.evaluate import (
     Evaluator,
     Key,
+    Source,
+    WithMesh,
     _fresh_copy,
     _key,
     _master,
+    add_mesh,
     evaluate_candidate,
     make_executor,
     stack_cuts,
@@ -122,8 +125,7 @@ def _resolve_mesh(module: Module, mesh: Mesh | None) -> tuple[str, Mesh, bool]:
             return name, existing, False
     if "mesh" in module.meshes():
         raise InputError(f"the module's mesh @mesh is {module.meshes()['mesh']}, not {mesh}")
-    op = Op("sdy.mesh", properties={"mesh": mesh, "sym_name": RawAttr('"mesh"')})
-    module.body.insert(0, op)
+    add_mesh(module, mesh)
     return "mesh", mesh, True
 
 
@@ -278,8 +280,6 @@ def plan_module(
     `progress` (an `explain.progress.ProgressSink`) hears of each candidate evaluated.
     Raises `InfeasibleBudgetError` when no candidate fits the budget.
     """
-    from shardwise.io.mlir import write_text
-
     start = time.perf_counter()
     source, name = _source(module, name)
     budget = parse_memory(memory)
@@ -291,9 +291,9 @@ def plan_module(
     if main_func(base) is None:
         raise InputError(f"{name}: no entry function (func.func @main) to plan")
     mesh_name, mesh_value, added = _resolve_mesh(base, parse_mesh_spec(mesh))
-    text = source
+    text: Source = source
     if added:  # candidates clone the input with its mesh: the text is not parsed again
-        text = write_text(base)
+        text = WithMesh(source, mesh_value)
         use_as_master(text, name, base, instead_of=source)
     # No cyclic GC until the plan is made: the modules loaded for the whole search (the input,
     # its master copies, the cuts, the answer) are millions of long-lived objects that every
@@ -385,7 +385,7 @@ def _answer(results: list[dict[str, Any]], budget: int | None) -> int:
 
 
 def _printed_answer(
-    text: str,
+    text: Source,
     name: str,
     labelled: list[tuple[str, Shardings]],
     results: list[dict[str, Any]],
@@ -410,7 +410,7 @@ def _agrees(
 
 
 def _choose(
-    text: str,
+    text: Source,
     name: str,
     labelled: list[tuple[str, Shardings]],
     evaluations: tuple[list[dict[str, Any]], list[dict[str, Any]]],
@@ -456,7 +456,7 @@ def _choose(
     )
 
 
-def _annotated(text: str, name: str, shardings: Shardings) -> tuple[str, list[ArgPlan]]:
+def _annotated(text: Source, name: str, shardings: Shardings) -> tuple[str, list[ArgPlan]]:
     """The input's text with `shardings` on the entry function's arguments, and the arguments'
     plans: the loaded input (the candidates' master) printed with them set for the while, on a
     copy of its argument attributes put back after. It prints what a clone of it with the
@@ -498,7 +498,7 @@ def _arg_plans(module: Module, chosen: Shardings) -> list[ArgPlan]:
 
 
 def _infeasible(
-    text: str,
+    text: Source,
     name: str,
     labelled: list[tuple[str, Shardings]],
     evaluations: tuple[list[dict[str, Any]], list[dict[str, Any]]],
@@ -518,7 +518,7 @@ def _infeasible(
     )
 
 
-def _largest_at_peak(text: str, name: str, shardings: Shardings) -> list[tuple[str, int]]:
+def _largest_at_peak(text: Source, name: str, shardings: Shardings) -> list[tuple[str, int]]:
     """The five largest tensors live at the peak of the plan `shardings` (its propagated
     module): ``(name, bytes per device)``, the largest first."""
     from shardwise.explain.report import _value_bytes

@@ -10,7 +10,6 @@ Also home of `Builder`, the insertion point these rewrites share (MLIR's `OpBuil
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 from shardwise.axis import (
@@ -26,6 +25,7 @@ from shardwise.export.collective_attrs import (
     list_of_axis_ref_lists_attr,
 )
 from shardwise.ir import Block, Op, Value
+from shardwise.ir.walk import index_near
 from shardwise.mesh import Mesh
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
@@ -178,18 +178,8 @@ class Builder:
 
     def _index(self, block: Block, op: Op) -> int:
         """`block.ops.index(op)`, searched from the hint first."""
-        ops = block.ops
         hint_block, i = self._hint
-        if hint_block is not block:
-            return ops.index(op)
-        if i < len(ops) and ops[i] is op:
-            return i
-        # Looked for with `in`, not by catching `index`'s ValueError: CPython formats the
-        # error's message with `repr(op)`, whose location resolves a file's deferred
-        # positions (a second MLIR parse: ~50 ms of a T5-small with debug info).
-        if op in itertools.islice(ops, i, None):
-            return ops.index(op, i)
-        return ops.index(op)  # before the hint
+        return index_near(block.ops, op, i if hint_block is block else 0)
 
 
 def new_op(name: str, operand: Value, properties: dict) -> Op:
