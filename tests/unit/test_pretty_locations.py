@@ -220,6 +220,10 @@ _TABLES = {
         '#loc_a = loc("a")\n#loc_u = loc(unknown)\n#loc_f = loc(fused<"m">[#loc_a, "b.py":1:2])\n'
         "#loc_g = loc(fused[#loc_f, callsite(#loc_a at #loc_u)])\n"
     ),
+    "defined_after_use": (
+        "#loc_p = loc(callsite(#loc_q at #loc_r))\n"
+        '#loc_q = loc("q\\"#loc_r"(#loc_r))\n#loc_r = loc("r.py":1:2 to :5)\n'
+    ),
     "unreadable_parts": (
         '#loc_a = loc("a")\n#loc_bad = loc(fused["a", "a"])\n'
         "#loc_uses_bad = loc(callsite(#loc_a at #loc_bad))\n"
@@ -294,7 +298,7 @@ def test_a_loaded_module_prints_from_its_alias_table(monkeypatch: pytest.MonkeyP
     assert op_texts <= set(read_whole)
 
 
-@pytest.mark.parametrize("char", ["\x02", "\x03", "\x04", "\x05", "\x06"])
+@pytest.mark.parametrize("char", ["\x01", "\x02", "\x03", "\x04", "\x05", "\x06"])
 def test_marker_characters_are_refused(char: str) -> None:
     """The printer's markers must never come from a location's own text."""
     text = f'loc("a{char}b")'

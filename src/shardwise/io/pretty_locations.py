@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 
 from shardwise.errors import Location
+from shardwise.io.generic_text import LOC_SHAPE_RE
 
 __all__ = ["LocationAliases"]
 
@@ -123,6 +124,11 @@ class LocationAliases:
         text = raw.get(name)
         if text is None or _MARKER_CHAR_RE.search(text):
             return None
+        shape = LOC_SHAPE_RE.fullmatch(text)
+        if shape is not None:  # most aliases: read in one match, not token by token
+            found = self._seed_shape(shape, raw, ids)
+            ids[name] = found
+            return found
         tokens = _SEED_TOKEN_RE.findall(text, 4, len(text) - 1)
         if sum(map(len, tokens)) != len(text) - 5:
             return None
@@ -140,6 +146,27 @@ class LocationAliases:
             return None
         ids[name] = found
         return found
+
+    def _seed_shape(
+        self, shape: re.Match[str], raw: dict[str, str], ids: dict[str, int | None]
+    ) -> int | None:
+        """`_seed_alias` of a definition `LOC_SHAPE_RE` matches: a name, a name over a location,
+        a file position or a call site (as `_parse` reads their tokens)."""
+        string, child, position, callee, caller = shape.groups()
+        if callee is not None:
+            callee_id = self._seed_alias(callee, raw, ids)
+            caller_id = self._seed_alias(caller, raw, ids)
+            if callee_id is None or caller_id is None:
+                return None
+            return self._intern(_CALLSITE, "", (callee_id, caller_id))
+        if position is not None:
+            return self._intern(_FILE, string + position, ())
+        if child is None:
+            return self._intern(_NAME, string, ())
+        child_id = self._seed_alias(child, raw, ids)
+        if child_id is None or self.kinds[child_id] == _UNKNOWN:
+            return None  # MLIR prints a name with an unknown child without it
+        return self._intern(_NAME, string, (child_id,))
 
     def _intern(self, kind: int, text: str, children: tuple[int, ...]) -> int:
         key = (kind, text, children)
