@@ -402,16 +402,26 @@ func.func @main(%arg0: tensor<8xf32> loc("x")) -> tensor<8xf32> {
 """
 
 
-def test_debug_info_printed_through_a_file_is_the_bindings_printout() -> None:
+def test_debug_info_printed_through_a_file_is_the_bindings_printout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The load's generic printout with debug info, written by the pass manager's IR printer,
     is `get_asm`'s text to the byte, and its temporary folder is gone after."""
     expected = mlir._parse(_DEBUG_INFO_TEXT).operation.get_asm(
         print_generic_op_form=True, enable_debug_info=True, assume_verified=True
     )
-    before = set(os.listdir("/tmp"))
+    folders: list[str] = []
+    make_folder = mlir._temporary_folder
+
+    def recorded() -> str | None:
+        folders.append(make_folder())
+        return folders[-1]
+
+    monkeypatch.setattr(mlir, "_temporary_folder", recorded)
     assert mlir._print_debug_info_to_file(mlir._parse(_DEBUG_INFO_TEXT)) == expected
     assert mlir.GenericForm.of(_DEBUG_INFO_TEXT).printed == expected
-    assert {n for n in os.listdir("/tmp") if n.startswith("shardwise-")} <= before
+    assert len(folders) == 2 and None not in folders
+    assert not any(os.path.exists(f) for f in folders)  # type: ignore[arg-type]
 
 
 def test_debug_info_without_a_temporary_folder_prints_through_the_bindings(

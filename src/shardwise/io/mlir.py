@@ -458,9 +458,10 @@ def _print_debug_info_to_file(module: Any) -> str | None:
 
 
 def _temporary_folder() -> str | None:
-    """A new folder in the system's temporary folder, or None (`tempfile.mkdtemp` without
-    importing `tempfile`: ~6 ms of a command's start-up)."""
-    for base in (os.environ.get("TMPDIR"), "/tmp", "/var/tmp"):  # noqa: S108
+    """A new folder for a printout's file, or None: in shared memory where there is one (a disk's
+    file system: 0.3 ms more per load), else in the system's temporary folder (`tempfile.mkdtemp`
+    without importing `tempfile`: ~6 ms of a command's start-up)."""
+    for base in ("/dev/shm", os.environ.get("TMPDIR"), "/tmp", "/var/tmp"):  # noqa: S108
         if not base:
             continue
         path = os.path.join(base, f"shardwise-{os.urandom(6).hex()}")
