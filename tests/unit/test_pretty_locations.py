@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from shardwise.io import mlir, pretty_locations, pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401 (registers formats)
-from shardwise.io.generic_text import LOC_ALIASES, read_loc_aliases
+from shardwise.io.generic_text import LOC_ALIASES, read_loc_aliases, read_loc_table
 from shardwise.io.mlir import load_text, write_text
 
 MESH = 'sdy.mesh @mesh = <["x"=2]> loc("mesh")'
@@ -242,11 +242,14 @@ def _read_whole(text: str) -> int | None:
         return None
 
 
+@pytest.mark.parametrize("shapes", [True, False], ids=["load-shapes", "matched-here"])
 @pytest.mark.parametrize("table", _TABLES.values(), ids=_TABLES.keys())
-def test_seeded_aliases_read_as_their_whole_text(table: str) -> None:
-    _, raw, resolved = read_loc_aliases(table + "module {\n}\n")
+def test_seeded_aliases_read_as_their_whole_text(table: str, shapes: bool) -> None:
+    """With the definitions the load matched (`LocTable.shapes`) or matching them itself."""
+    _, loc_table = read_loc_table(table + "module {\n}\n")
+    raw, resolved = loc_table.raw, loc_table.resolved
     seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
-    seeded.seed(raw, resolved)
+    seeded.seed(raw, resolved, loc_table.shapes if shapes else None)
     assert len(resolved) == table.count("\n")
     for name, text in resolved.items():
         whole = pretty_locations.LocationAliases(pretty_printer.Unsupported)

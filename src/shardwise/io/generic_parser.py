@@ -24,7 +24,7 @@ from shardwise.io.generic_text import (
     loc_position,
     offset_location,
     parse_dict_at,
-    read_loc_aliases,
+    read_loc_table,
     skip_balanced,
     split_top_level,
     split_types,
@@ -567,7 +567,8 @@ def parse_generic(
     if m is not None:
         resources = m.group().rstrip("\n")
         text = text[: m.start()] + text[m.end() :]
-    body, raw_aliases, aliases = (text, {}, {}) if local_scope else read_loc_aliases(text)
+    body, table = (text, None) if local_scope else read_loc_table(text)
+    aliases = table.resolved if table is not None else {}
     parser = _Parser(body, filename, aliases, sdy_parser, positions)
     # The parse allocates one object graph that stays alive: cyclic GC passes over it would
     # only cost time (about a third of the parse on 20k-op modules). Nor should the first
@@ -595,6 +596,6 @@ def parse_generic(
     module = ir.Module(op, filename=filename)
     if resources is not None:
         RESOURCES[module] = resources
-    if raw_aliases:
-        LOC_ALIASES[module] = (raw_aliases, aliases)
+    if table is not None and table.raw:
+        LOC_ALIASES[module] = table
     return module

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from shardwise import ir
 from shardwise.errors import Location, ParseError
@@ -59,11 +59,21 @@ LOC_SHAPE_RE = re.compile(
 # The module's ``{-# dialect_resources ... #-}`` block, kept beside the IR (`ir.Module` has no
 # field for it). Keyed weakly: it dies with the IR.
 RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
-# The input's ``#loc`` alias table as printed and resolved (`read_loc_aliases`), kept beside the
-# IR: the pretty printer reads each alias once instead of every op's resolved text whole.
-LOC_ALIASES: weakref.WeakKeyDictionary[ir.Module, tuple[dict[str, str], dict[str, str]]] = (
-    weakref.WeakKeyDictionary()
-)
+
+
+class LocTable(NamedTuple):
+    """The input's ``#loc`` alias table: each alias's ``loc(...)`` as printed (`raw`) and with its
+    references replaced (`resolved`); `shapes`: the `LOC_SHAPE_RE` groups of the definitions
+    of the usual shapes, read once for both the load and the pretty printer."""
+
+    raw: dict[str, str]
+    resolved: dict[str, str]
+    shapes: dict[str, tuple[str | None, ...]]
+
+
+# The input's alias table (`read_loc_table`), kept beside the IR: the pretty printer reads each
+# alias once instead of every op's resolved text whole.
+LOC_ALIASES: weakref.WeakKeyDictionary[ir.Module, LocTable] = weakref.WeakKeyDictionary()
 
 SdyParser = Callable[[str], Any]
 
@@ -133,19 +143,29 @@ def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
 
 def read_loc_aliases(text: str) -> tuple[str, dict[str, str], dict[str, str]]:
     """`resolve_loc_aliases`, with the table as printed too (``#locN`` -> its ``loc(...)``)."""
+    body, table = read_loc_table(text)
+    return body, table.raw, table.resolved
+
+
+def read_loc_table(text: str) -> tuple[str, LocTable]:
+    """The text without its ``#locN = loc(...)`` lines, and the table they make."""
     if "#loc" not in text:  # printed in local scope: no aliases
-        return text, {}, {}
+        return text, LocTable({}, {}, {})
     tables = _alias_tables(text)
     if tables is not None:
         body, raw = tables
     else:
         raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
         body = _ALIAS_LINE_RE.sub("", text) if raw else text
-    return body, raw, _resolve_aliases(raw)
+    shapes: dict[str, tuple[str | None, ...]] = {}
+    return body, LocTable(raw, _resolve_aliases(raw, shapes), shapes)
 
 
-def _resolve_aliases(raw: dict[str, str]) -> dict[str, str]:
-    """Each alias's ``loc(...)`` with its references replaced by what they stand for."""
+def _resolve_aliases(
+    raw: dict[str, str], shapes: dict[str, tuple[str | None, ...]]
+) -> dict[str, str]:
+    """Each alias's ``loc(...)`` with its references replaced by what they stand for; the
+    groups of each definition `LOC_SHAPE_RE` matches into `shapes`."""
     resolved: dict[str, str] = {}
     resolving: set[str] = set()  # the aliases whose resolution is under way: a cycle stops
 
@@ -161,7 +181,10 @@ def _resolve_aliases(raw: dict[str, str]) -> dict[str, str]:
             return value
         resolving.add(name)
         shape = LOC_SHAPE_RE.fullmatch(value)
-        string, child, _, callee, caller = shape.groups() if shape else (None,) * 5
+        string = child = callee = caller = None
+        if shape is not None:
+            groups = shapes[name] = shape.groups()
+            string, child, _, callee, caller = groups
         if string is not None and child in raw:  # most aliases: a name over one location
             out = string + "(" + resolve(child)[4:-1] + ")"
         elif callee in raw and caller in raw:  # a call site

@@ -73,6 +73,8 @@ class LocationAliases:
         self.children: list[tuple[int, ...]] = []
         # ``loc(...)`` texts already read -> id.
         self.by_text: dict[str, int] = {}
+        # While `seed` runs: the groups of the definitions the load matched (`LocTable.shapes`).
+        self._shapes: dict[str, tuple[str | None, ...]] = {}
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -104,13 +106,20 @@ class LocationAliases:
         self.by_text[loc_text] = found
         return found
 
-    def seed(self, raw: dict[str, str], resolved: dict[str, str]) -> None:
+    def seed(
+        self,
+        raw: dict[str, str],
+        resolved: dict[str, str],
+        shapes: dict[str, tuple[str | None, ...]] | None = None,
+    ) -> None:
         """Read the input's alias table (``#locN`` -> its ``loc(...)`` as printed in `raw`, with
         its references replaced in `resolved`) one definition at a time, so that a location
         that is an alias's resolved text is found by `node` without reading it whole: a call
         stack 30 levels deep is read once per level, not once per op that has it. An alias
-        that cannot be read is left out: `node` reads its text, and refuses it, as before."""
+        that cannot be read is left out: `node` reads its text, and refuses it, as before.
+        `shapes`: the `LOC_SHAPE_RE` groups of definitions the load has matched already."""
         ids: dict[str, int | None] = {}
+        self._shapes = shapes or {}
         for name, text in resolved.items():
             found = self._seed_alias(name, raw, ids)
             if found is not None:
@@ -124,9 +133,12 @@ class LocationAliases:
         text = raw.get(name)
         if text is None or _MARKER_CHAR_RE.search(text):
             return None
-        shape = LOC_SHAPE_RE.fullmatch(text)
-        if shape is not None:  # most aliases: read in one match, not token by token
-            found = self._seed_shape(shape, raw, ids)
+        groups = self._shapes.get(name)
+        if groups is None:
+            shape = LOC_SHAPE_RE.fullmatch(text)
+            groups = shape.groups() if shape is not None else None
+        if groups is not None:  # most aliases: read in one match, not token by token
+            found = self._seed_shape(groups, raw, ids)
             ids[name] = found
             return found
         tokens = _SEED_TOKEN_RE.findall(text, 4, len(text) - 1)
@@ -148,17 +160,19 @@ class LocationAliases:
         return found
 
     def _seed_shape(
-        self, shape: re.Match[str], raw: dict[str, str], ids: dict[str, int | None]
+        self, groups: tuple[str | None, ...], raw: dict[str, str], ids: dict[str, int | None]
     ) -> int | None:
-        """`_seed_alias` of a definition `LOC_SHAPE_RE` matches: a name, a name over a location,
-        a file position or a call site (as `_parse` reads their tokens)."""
-        string, child, position, callee, caller = shape.groups()
-        if callee is not None:
+        """`_seed_alias` of a definition `LOC_SHAPE_RE` matches (its `groups`): a name, a name
+        over a location, a file position or a call site (as `_parse` reads their tokens)."""
+        string, child, position, callee, caller = groups
+        if callee is not None and caller is not None:
             callee_id = self._seed_alias(callee, raw, ids)
             caller_id = self._seed_alias(caller, raw, ids)
             if callee_id is None or caller_id is None:
                 return None
             return self._intern(_CALLSITE, "", (callee_id, caller_id))
+        if string is None:  # not a match of `LOC_SHAPE_RE`: a string or a call site
+            return None
         if position is not None:
             return self._intern(_FILE, string + position, ())
         if child is None:
