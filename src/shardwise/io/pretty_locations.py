@@ -323,7 +323,9 @@ class LocationAliases:
         for marker in markers:
             if marker[0] != _REF[1]:
                 visit(int(marker[1:]), marker[0] != _VISIT_ARG[1])
-        ranked = sorted(order, key=lambda n: (depth[n], order[n]))
+        # By depth, then first visit: `order` holds the nodes in the order they were first visited
+        # and the sort is stable.
+        ranked = sorted(order, key=depth.__getitem__)
         names = {n: "#loc" + (str(i) if i else "") for i, n in enumerate(ranked)}
         name_of = names.__getitem__
         early: list[str] = []
