@@ -36,6 +36,7 @@ from shardwise.errors import (
 )
 from shardwise.io import generic as gen
 from shardwise.io.deferred_positions import DeferredPositions
+from shardwise.io.loc_annotations import blank_locations, has_loc_annotation
 from shardwise.io.text_files import decode_text, read_text_file, write_text_file
 
 __all__ = [
@@ -51,15 +52,6 @@ __all__ = [
     "decode_text",
 ]
 
-# A string, a line comment, a ``#locN = `` alias definition, or a ``loc(`` that starts a
-# location (not part of a longer name such as ``@my_loc(`` or ``%loc``).
-_LOC_SCAN_RE = re.compile(
-    r'"(?:[^"\\]|\\.)*"|//[^\n]*|(?:^(#loc[\w$.\-]*[ \t]*=[ \t]*))?(loc\()',
-    re.M,
-)
-# The usual shapes, matched at once; any other location is scanned bracket by bracket.
-_SIMPLE_LOC_RE = re.compile(r'loc\((?:#[\w$.\-]+|unknown|"[^"\\]*"(?::\d+:\d+)?)\)')
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.@%#^!-")
 _CURRENT_OP_NOTE = "see current operation"
 _UNREGISTERED_DIALECT = "operation being parsed with an unregistered dialect"
 _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
@@ -176,55 +168,6 @@ def _context_for(text: str, metadata: bool | None = None) -> Any:
 
 
 # -- locations ---------------------------------------------------------------------------------
-
-
-def blank_locations(text: str) -> tuple[str, bool]:
-    """Replace every ``loc(...)`` (outside strings/comments) and ``#loc = ...`` by spaces.
-
-    Lines and columns of everything else are unchanged. Returns the text and whether it had
-    any location at all.
-    """
-    if "loc(" not in text:
-        return text, False
-    pieces: list[str] = []
-    last = 0
-    for m in _LOC_SCAN_RE.finditer(text):
-        start = m.start()
-        if start < last or m.group(2) is None:
-            continue  # inside a location already blanked, or a string / comment
-        if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
-            continue  # part of a longer name: @my_loc(...)
-        simple = _SIMPLE_LOC_RE.match(text, m.end() - 4)
-        if simple is not None:
-            end = simple.end()
-        else:
-            try:
-                end = gen.skip_balanced(text, m.end() - 1)
-            except ParseError:
-                end = len(text)
-        pieces.append(text[last:start])
-        blank = text[start:end]
-        pieces.append(re.sub(r"[^\n]", " ", blank) if "\n" in blank else " " * len(blank))
-        last = end
-    if not pieces:
-        return text, False
-    pieces.append(text[last:])
-    return "".join(pieces), True
-
-
-def has_loc_annotation(text: str) -> bool:
-    """Whether `text` has a ``loc(...)`` (outside strings and comments): `blank_locations`'s
-    second answer, found at the first one."""
-    if "loc(" not in text:
-        return False
-    for m in _LOC_SCAN_RE.finditer(text):
-        if m.group(2) is None:
-            continue  # a string or a comment
-        start = m.start()
-        if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
-            continue  # part of a longer name: @my_loc(...)
-        return True
-    return False
 
 
 def _positions_in_file(text: str, filename: str, unregistered: bool) -> gen.Positions:
