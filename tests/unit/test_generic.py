@@ -84,6 +84,24 @@ def test_resolve_loc_aliases_nested_and_strings() -> None:
     }
 
 
+def test_resolve_loc_aliases_of_every_shape_in_any_order() -> None:
+    """Names over a location and call sites (one match each), any other definition (a fused
+    location: substituted), references to definitions further down."""
+    text = (
+        '#loc = loc("m.py":3:4 to :9)\n"op"() : () -> () loc(#loc4)\n'
+        '#loc4 = loc(callsite(#loc3 at #loc))\n#loc3 = loc("g"(#loc5))\n'
+        '#loc5 = loc(fused["a", #loc])\n'
+    )
+    _, aliases = gen.resolve_loc_aliases(text)
+    fused = 'fused["a", "m.py":3:4 to :9]'
+    assert aliases == {
+        "#loc": 'loc("m.py":3:4 to :9)',
+        "#loc4": f'loc(callsite("g"({fused}) at "m.py":3:4 to :9))',
+        "#loc3": f'loc("g"({fused}))',
+        "#loc5": f"loc({fused})",
+    }
+
+
 def test_resolve_loc_aliases_skips_references_in_escaped_strings() -> None:
     """A ``#loc`` inside a string is text, also after an escaped quote or backslash."""
     text = (

@@ -389,3 +389,44 @@ def test_blank_locations(text: str, blanked: str, explicit: bool) -> None:
 def test_generic_printout_of_module_has_no_unresolved_aliases(jax_lowered: dict[str, str]) -> None:
     module = mlir.load_text(jax_lowered["mlp-locs"])
     assert "#loc" not in gen.print_generic(module)
+
+
+_DEBUG_INFO_TEXT = """\
+func.func @main(%arg0: tensor<8xf32> loc("x")) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8xf32> loc(#loc3)
+  return %0 : tensor<8xf32> loc(#loc1)
+} loc(#loc1)
+#loc1 = loc("m.py":1:2)
+#loc2 = loc("neg"(#loc1))
+#loc3 = loc(callsite(#loc2 at #loc1))
+"""
+
+
+def test_debug_info_printed_through_a_file_is_the_bindings_printout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The load's generic printout with debug info, written by the pass manager's IR printer,
+    is `get_asm`'s text to the byte, and its temporary folder is gone after."""
+    expected = mlir._parse(_DEBUG_INFO_TEXT).operation.get_asm(
+        print_generic_op_form=True, enable_debug_info=True, assume_verified=True
+    )
+    folders: list[str] = []
+    make_folder = mlir._temporary_folder
+
+    def recorded() -> str | None:
+        folders.append(make_folder())
+        return folders[-1]
+
+    monkeypatch.setattr(mlir, "_temporary_folder", recorded)
+    assert mlir._print_debug_info_to_file(mlir._parse(_DEBUG_INFO_TEXT)) == expected
+    assert mlir.GenericForm.of(_DEBUG_INFO_TEXT).printed == expected
+    assert len(folders) == 2 and None not in folders
+    assert not any(os.path.exists(f) for f in folders)  # type: ignore[arg-type]
+
+
+def test_debug_info_without_a_temporary_folder_prints_through_the_bindings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    expected = mlir.write_text(mlir.load_text(_DEBUG_INFO_TEXT))
+    monkeypatch.setattr(mlir, "_temporary_folder", lambda: None)
+    assert mlir.write_text(mlir.load_text(_DEBUG_INFO_TEXT)) == expected

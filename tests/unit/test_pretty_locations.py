@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from shardwise.io import mlir, pretty_locations, pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401 (registers formats)
-from shardwise.io.generic_text import LOC_ALIASES, read_loc_aliases
+from shardwise.io.generic_text import LOC_ALIASES, read_loc_aliases, read_loc_table
 from shardwise.io.mlir import load_text, write_text
 
 MESH = 'sdy.mesh @mesh = <["x"=2]> loc("mesh")'
@@ -220,6 +220,10 @@ _TABLES = {
         '#loc_a = loc("a")\n#loc_u = loc(unknown)\n#loc_f = loc(fused<"m">[#loc_a, "b.py":1:2])\n'
         "#loc_g = loc(fused[#loc_f, callsite(#loc_a at #loc_u)])\n"
     ),
+    "defined_after_use": (
+        "#loc_p = loc(callsite(#loc_q at #loc_r))\n"
+        '#loc_q = loc("q\\"#loc_r"(#loc_r))\n#loc_r = loc("r.py":1:2 to :5)\n'
+    ),
     "unreadable_parts": (
         '#loc_a = loc("a")\n#loc_bad = loc(fused["a", "a"])\n'
         "#loc_uses_bad = loc(callsite(#loc_a at #loc_bad))\n"
@@ -238,11 +242,14 @@ def _read_whole(text: str) -> int | None:
         return None
 
 
+@pytest.mark.parametrize("shapes", [True, False], ids=["load-shapes", "matched-here"])
 @pytest.mark.parametrize("table", _TABLES.values(), ids=_TABLES.keys())
-def test_seeded_aliases_read_as_their_whole_text(table: str) -> None:
-    _, raw, resolved = read_loc_aliases(table + "module {\n}\n")
+def test_seeded_aliases_read_as_their_whole_text(table: str, shapes: bool) -> None:
+    """With the definitions the load matched (`LocTable.shapes`) or matching them itself."""
+    _, loc_table = read_loc_table(table + "module {\n}\n")
+    raw, resolved = loc_table.raw, loc_table.resolved
     seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
-    seeded.seed(raw, resolved)
+    seeded.seed(raw, resolved, loc_table.shapes if shapes else None)
     assert len(resolved) == table.count("\n")
     for name, text in resolved.items():
         whole = pretty_locations.LocationAliases(pretty_printer.Unsupported)
@@ -294,7 +301,7 @@ def test_a_loaded_module_prints_from_its_alias_table(monkeypatch: pytest.MonkeyP
     assert op_texts <= set(read_whole)
 
 
-@pytest.mark.parametrize("char", ["\x02", "\x03", "\x04", "\x05", "\x06"])
+@pytest.mark.parametrize("char", ["\x01", "\x02", "\x03", "\x04", "\x05", "\x06"])
 def test_marker_characters_are_refused(char: str) -> None:
     """The printer's markers must never come from a location's own text."""
     text = f'loc("a{char}b")'

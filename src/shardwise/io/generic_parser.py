@@ -20,11 +20,12 @@ from shardwise.io.generic_text import (
     LOC_ALIASES,
     RESOURCES,
     WS_RE,
+    LocTable,
     SdyParser,
     loc_position,
     offset_location,
     parse_dict_at,
-    read_loc_aliases,
+    read_loc_table,
     skip_balanced,
     split_top_level,
     split_types,
@@ -556,16 +557,17 @@ def parse_generic(
     Without `positions` the printout's ``loc("-":L:C)`` are positions in the user's file and
     become `Op.location`; with them, each op keeps its resolved ``loc(...)`` text in
     `Op.loc_text` (printed back by `print_generic`) and takes its position from `positions`.
-    `local_scope`: the text was printed in local scope, which prints no alias table and no
-    ``{-#`` block, so neither is looked for (each look is a search of the whole text).
+    `local_scope`: printed in local scope (no alias table, no ``{-#`` block): neither is looked
+    for; nor is the block in a text that does not end with it (MLIR prints it last).
     """
     resources = None
-    m = _RESOURCES_RE.search(text) if not local_scope and "{-#" in text else None
+    ends_with_block = not local_scope and text[-64:].rstrip().endswith("#-}")
+    m = _RESOURCES_RE.search(text) if ends_with_block else None
     if m is not None:
         resources = m.group().rstrip("\n")
         text = text[: m.start()] + text[m.end() :]
-    body, raw_aliases, aliases = (text, {}, {}) if local_scope else read_loc_aliases(text)
-    parser = _Parser(body, filename, aliases, sdy_parser, positions)
+    body, table = (text, LocTable({}, {}, {})) if local_scope else read_loc_table(text)
+    parser = _Parser(body, filename, table.resolved, sdy_parser, positions)
     # The parse allocates one object graph that stays alive: cyclic GC passes over it would
     # only cost time (about a third of the parse on 20k-op modules). Nor should the first
     # collections after it pass over the whole young graph, and then again as it ages: it goes
@@ -592,6 +594,6 @@ def parse_generic(
     module = ir.Module(op, filename=filename)
     if resources is not None:
         RESOURCES[module] = resources
-    if raw_aliases:
-        LOC_ALIASES[module] = (raw_aliases, aliases)
+    if table.raw:
+        LOC_ALIASES[module] = table
     return module

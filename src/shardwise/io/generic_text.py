@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from shardwise import ir
 from shardwise.errors import Location, ParseError
@@ -47,14 +47,33 @@ _ALIAS_LINE_RE = re.compile(r"^(#loc[\w$.\-]*) = (loc\(.*\))[ \t]*$", re.M)
 # strings of `_STR`): one regex step per run, not per character of JAX's long op names.
 _ALIAS_REF_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(#loc[\w$.\-]*)')
 
+# An alias definition of the usual shapes, its parts as groups: a string (a name, or a file before
+# its position), the name's location (an alias), the file's position, a call site's two aliases.
+_ALIAS = r"#loc[\w$.\-]*"
+LOC_SHAPE_RE = re.compile(
+    r'loc\((?:("[^"\\]*(?:\\.[^"\\]*)*")(?:\((' + _ALIAS + r")\)"
+    r"|(:[0-9]+:[0-9]+(?: to (?:[0-9]+)?:[0-9]+)?))?"
+    r"|callsite\((" + _ALIAS + ") at (" + _ALIAS + r")\))\)"
+)
+
 # The module's ``{-# dialect_resources ... #-}`` block, kept beside the IR (`ir.Module` has no
 # field for it). Keyed weakly: it dies with the IR.
 RESOURCES: weakref.WeakKeyDictionary[ir.Module, str] = weakref.WeakKeyDictionary()
-# The input's ``#loc`` alias table as printed and resolved (`read_loc_aliases`), kept beside the
-# IR: the pretty printer reads each alias once instead of every op's resolved text whole.
-LOC_ALIASES: weakref.WeakKeyDictionary[ir.Module, tuple[dict[str, str], dict[str, str]]] = (
-    weakref.WeakKeyDictionary()
-)
+
+
+class LocTable(NamedTuple):
+    """The input's ``#loc`` alias table: each alias's ``loc(...)`` as printed (`raw`) and with its
+    references replaced (`resolved`); `shapes`: the `LOC_SHAPE_RE` groups of the definitions
+    of the usual shapes, read once for both the load and the pretty printer."""
+
+    raw: dict[str, str]
+    resolved: dict[str, str]
+    shapes: dict[str, tuple[str | None, ...]]
+
+
+# The input's alias table (`read_loc_table`), kept beside the IR: the pretty printer reads each
+# alias once instead of every op's resolved text whole.
+LOC_ALIASES: weakref.WeakKeyDictionary[ir.Module, LocTable] = weakref.WeakKeyDictionary()
 
 SdyParser = Callable[[str], Any]
 
@@ -109,13 +128,11 @@ def _alias_tables(text: str) -> tuple[str, dict[str, str]] | None:
         end = line_start
     if text.find("\n#loc", start, end) >= 0:
         return None
-    raw: dict[str, str] = {}
-    for line in (text[:start] + text[end:]).splitlines():
-        m = _ALIAS_LINE_RE.fullmatch(line)
-        if m is None:
-            return None
-        raw[m.group(1)] = m.group(2)
-    return text[start:end], raw
+    lines = text[:start] + text[end:]
+    pairs = _ALIAS_LINE_RE.findall(lines)
+    if len(pairs) != lines.count("\n") + (not lines.endswith("\n")):
+        return None  # a line that is not an alias definition
+    return text[start:end], dict(pairs)
 
 
 def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
@@ -126,36 +143,63 @@ def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
 
 def read_loc_aliases(text: str) -> tuple[str, dict[str, str], dict[str, str]]:
     """`resolve_loc_aliases`, with the table as printed too (``#locN`` -> its ``loc(...)``)."""
+    body, table = read_loc_table(text)
+    return body, table.raw, table.resolved
+
+
+def read_loc_table(text: str) -> tuple[str, LocTable]:
+    """The text without its ``#locN = loc(...)`` lines, and the table they make."""
     if "#loc" not in text:  # printed in local scope: no aliases
-        return text, {}, {}
+        return text, LocTable({}, {}, {})
     tables = _alias_tables(text)
     if tables is not None:
         body, raw = tables
     else:
         raw = {m.group(1): m.group(2) for m in _ALIAS_LINE_RE.finditer(text)}
         body = _ALIAS_LINE_RE.sub("", text) if raw else text
-    resolved: dict[str, str] = {}
+    shapes: dict[str, tuple[str | None, ...]] = {}
+    return body, LocTable(raw, _resolve_aliases(raw, shapes), shapes)
 
-    def resolve(name: str, seen: frozenset[str]) -> str:
-        if name in resolved:
-            return resolved[name]
-        if name not in raw or name in seen:
+
+def _resolve_aliases(
+    raw: dict[str, str], shapes: dict[str, tuple[str | None, ...]]
+) -> dict[str, str]:
+    """Each alias's ``loc(...)`` with its references replaced by what they stand for; the
+    groups of each definition `LOC_SHAPE_RE` matches into `shapes`."""
+    resolved: dict[str, str] = {}
+    resolving: set[str] = set()  # the aliases whose resolution is under way: a cycle stops
+
+    def resolve(name: str) -> str:
+        found = resolved.get(name)
+        if found is not None:
+            return found
+        value = raw.get(name)
+        if value is None or name in resolving:
             return name
-        value = raw[name]
         if "#loc" not in value:
             resolved[name] = value
             return value
-        inner = seen | {name}
-        # A reference used as a location operand is the inner text of its ``loc(...)``.
-        out = _ALIAS_REF_RE.sub(
-            lambda m: resolve(m.group(1), inner)[4:-1] if m.group(1) else m.group(), value[4:-1]
-        )
-        resolved[name] = "loc(" + out + ")"
-        return resolved[name]
+        resolving.add(name)
+        shape = LOC_SHAPE_RE.fullmatch(value)
+        string = child = callee = caller = None
+        if shape is not None:
+            groups = shapes[name] = shape.groups()
+            string, child, _, callee, caller = groups
+        if string is not None and child in raw:  # most aliases: a name over one location
+            out = string + "(" + resolve(child)[4:-1] + ")"
+        elif callee in raw and caller in raw:  # a call site
+            out = "callsite(" + resolve(callee)[4:-1] + " at " + resolve(caller)[4:-1] + ")"
+        else:  # any other: a reference used as a location operand is the inner text of its loc
+            out = _ALIAS_REF_RE.sub(
+                lambda m: resolve(m.group(1))[4:-1] if m.group(1) else m.group(), value[4:-1]
+            )
+        resolving.discard(name)
+        found = resolved[name] = "loc(" + out + ")"
+        return found
 
     for name in raw:
-        resolve(name, frozenset())
-    return body, raw, resolved
+        resolve(name)
+    return resolved
 
 
 def substitute_aliases(loc_text: str, aliases: dict[str, str]) -> str:

@@ -16,7 +16,6 @@ message), by a second parse (`deferred_positions`): a run without errors needs n
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import functools
 import os
@@ -24,7 +23,6 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from shardwise import ir
@@ -38,6 +36,8 @@ from shardwise.errors import (
 )
 from shardwise.io import generic as gen
 from shardwise.io.deferred_positions import DeferredPositions
+from shardwise.io.loc_annotations import blank_locations, has_loc_annotation
+from shardwise.io.text_files import decode_text, read_text_file, write_text_file
 
 __all__ = [
     "GenericForm",
@@ -52,18 +52,8 @@ __all__ = [
     "decode_text",
 ]
 
-# A string, a line comment, a ``#locN = `` alias definition, or a ``loc(`` that starts a
-# location (not part of a longer name such as ``@my_loc(`` or ``%loc``).
-_LOC_SCAN_RE = re.compile(
-    r'"(?:[^"\\]|\\.)*"|//[^\n]*|(?:^(#loc[\w$.\-]*[ \t]*=[ \t]*))?(loc\()',
-    re.M,
-)
-# The usual shapes, matched at once; any other location is scanned bracket by bracket.
-_SIMPLE_LOC_RE = re.compile(r'loc\((?:#[\w$.\-]+|unknown|"[^"\\]*"(?::\d+:\d+)?)\)')
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.@%#^!-")
 _CURRENT_OP_NOTE = "see current operation"
 _UNREGISTERED_DIALECT = "operation being parsed with an unregistered dialect"
-_BYTECODE_MAGIC = b"ML\xefR"
 _MARKER_RE = re.compile(r'"' + re.escape(gen.OP_MARKER) + r'(\d+)"')
 
 
@@ -178,55 +168,6 @@ def _context_for(text: str, metadata: bool | None = None) -> Any:
 
 
 # -- locations ---------------------------------------------------------------------------------
-
-
-def blank_locations(text: str) -> tuple[str, bool]:
-    """Replace every ``loc(...)`` (outside strings/comments) and ``#loc = ...`` by spaces.
-
-    Lines and columns of everything else are unchanged. Returns the text and whether it had
-    any location at all.
-    """
-    if "loc(" not in text:
-        return text, False
-    pieces: list[str] = []
-    last = 0
-    for m in _LOC_SCAN_RE.finditer(text):
-        start = m.start()
-        if start < last or m.group(2) is None:
-            continue  # inside a location already blanked, or a string / comment
-        if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
-            continue  # part of a longer name: @my_loc(...)
-        simple = _SIMPLE_LOC_RE.match(text, m.end() - 4)
-        if simple is not None:
-            end = simple.end()
-        else:
-            try:
-                end = gen.skip_balanced(text, m.end() - 1)
-            except ParseError:
-                end = len(text)
-        pieces.append(text[last:start])
-        blank = text[start:end]
-        pieces.append(re.sub(r"[^\n]", " ", blank) if "\n" in blank else " " * len(blank))
-        last = end
-    if not pieces:
-        return text, False
-    pieces.append(text[last:])
-    return "".join(pieces), True
-
-
-def has_loc_annotation(text: str) -> bool:
-    """Whether `text` has a ``loc(...)`` (outside strings and comments): `blank_locations`'s
-    second answer, found at the first one."""
-    if "loc(" not in text:
-        return False
-    for m in _LOC_SCAN_RE.finditer(text):
-        if m.group(2) is None:
-            continue  # a string or a comment
-        start = m.start()
-        if m.group(1) is None and start > 0 and text[start - 1] in _NAME_CHARS:
-            continue  # part of a longer name: @my_loc(...)
-        return True
-    return False
 
 
 def _positions_in_file(text: str, filename: str, unregistered: bool) -> gen.Positions:
@@ -384,13 +325,15 @@ class GenericForm:
         # `binary`: bytes decoded here are faster than the bindings' own text stream (conv_256:
         # 12 ms instead of 14-15 ms for the same 195 kB).
         local_scope = not explicit and not metadata
-        printed = module.operation.get_asm(
-            binary=True,
-            print_generic_op_form=True,
-            enable_debug_info=explicit,
-            use_local_scope=local_scope,
-            assume_verified=True,
-        ).decode()
+        printed = _print_debug_info_to_file(module) if explicit else None
+        if printed is None:
+            printed = module.operation.get_asm(
+                binary=True,
+                print_generic_op_form=True,
+                enable_debug_info=explicit,
+                use_local_scope=local_scope,
+                assume_verified=True,
+            ).decode()
         names: frozenset[str] = frozenset()
         if unregistered:
             parsed = gen.parse_generic(printed, filename, _sdy_parser(), None, local_scope)
@@ -410,56 +353,84 @@ class GenericForm:
         return result
 
 
+# The pass the module is printed before (`_print_debug_info_to_file`): one that cannot fail. It
+# then runs on the bindings' copy of the module, which is dropped once printed.
+_PRINT_BEFORE = "builtin.module(strip-debuginfo)"
+_DUMP_HEADER = "// -----// IR Dump Before "
+
+
+def _print_debug_info_to_file(module: Any) -> str | None:
+    """The module's generic form with debug info (full scope: the ``#loc`` alias table), printed
+    by MLIR into a file, the IR printer of a pass manager; None where that fails.
+
+    `get_asm` prints through an unbuffered stream: one call into Python for each write, and MLIR
+    writes the strings of a location one character at a time (llama_debug: 190k calls, 3/4 of the
+    printing's instructions). The pass manager's printer writes files through C++'s buffered
+    stream: a third less CPU time for the same text. Consumes `module` (the pass runs after it is
+    printed).
+    """
+    from jaxlib.mlir import passmanager
+
+    folder = _temporary_folder()
+    if folder is None:
+        return None
+    try:
+        manager = passmanager.PassManager.parse(_PRINT_BEFORE, context=module.context)
+        manager.enable_verifier(False)
+        manager.enable_ir_printing(
+            print_before_all=True,
+            print_after_all=False,
+            enable_debug_info=True,
+            print_generic_op_form=True,
+            tree_printing_dir_path=folder,
+        )
+        manager.run(module.operation)
+        dumps = [os.path.join(d, f) for d, _, files in os.walk(folder) for f in files]
+        if len(dumps) != 1:
+            return None
+        with open(dumps[0], "rb") as f:
+            data = f.read()
+    except (OSError, _ir().MLIRError):
+        return None
+    finally:
+        _remove_folder(folder)
+    # The dump: a header line, the printout (as `get_asm` prints it), two more newlines.
+    if not data.startswith(_DUMP_HEADER.encode()) or not data.endswith(b"\n\n\n"):
+        return None
+    return data[data.index(b"\n") + 1 : -2].decode()
+
+
+def _temporary_folder() -> str | None:
+    """A new folder for a printout's file, or None: in shared memory where there is one (a disk's
+    file system: 0.3 ms more per load), else in the system's temporary folder (`tempfile.mkdtemp`
+    without importing `tempfile`: ~6 ms of a command's start-up)."""
+    for base in ("/dev/shm", os.environ.get("TMPDIR"), "/tmp", "/var/tmp"):  # noqa: S108
+        if not base:
+            continue
+        path = os.path.join(base, f"shardwise-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except OSError:
+            continue
+        return path
+    return None
+
+
+def _remove_folder(folder: str) -> None:
+    for parent, folders, files in os.walk(folder, topdown=False):
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(parent, name))
+        for name in folders:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(parent, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+
+
 def load_file(path: str | os.PathLike[str], allow_unregistered_dialect: bool = False) -> ir.Module:
     """`load_text` of a file; unreadable, binary or non-UTF-8 files raise `InputError`."""
     return load_text(read_text_file(path), str(path), allow_unregistered_dialect)
-
-
-def read_text_file(path: str | os.PathLike[str]) -> str:
-    """Read a UTF-8 text file, turning every OS/encoding failure into an `InputError`."""
-    name = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file; check the path", Location(name)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory; expected an .mlir file", Location(name)) from None
-    except PermissionError:
-        raise InputError("permission denied reading the file", Location(name)) from None
-    except OSError as e:
-        raise InputError(f"cannot read the file: {e.strerror}", Location(name)) from None
-    return decode_text(data, name)
-
-
-def decode_text(data: bytes, name: str) -> str:
-    """Bytes of an input named `name` -> text; bytecode, binary or non-UTF-8 -> `InputError`."""
-    if data.startswith(_BYTECODE_MAGIC):
-        raise InputError(
-            "MLIR bytecode; shardwise reads MLIR text: convert it first, e.g. "
-            "`mlir-opt IN.mlirbc -o OUT.mlir` or `str(module)` with the MLIR Python bindings",
-            Location(name, 1, 1),
-        )
-    if b"\0" in data:
-        raise InputError(
-            "binary file (contains NUL bytes); expected MLIR text such as the output of "
-            "`jax.jit(f).lower(...).as_text()`",
-            _byte_location(data, data.index(b"\0"), name),
-        )
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]  # invisible in editors: columns count without it
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(
-            f"not UTF-8 text (byte 0x{data[e.start]:02x}); save the file as UTF-8",
-            _byte_location(data, e.start, name),
-        ) from None
-
-
-def _byte_location(data: bytes, offset: int, name: str) -> Location:
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return Location(name, line, col)
 
 
 # -- write -------------------------------------------------------------------------------------
@@ -589,62 +560,3 @@ def write_file(
 ) -> None:
     """`write_text` into `path` atomically (temp file + rename); failures raise `InputError`."""
     write_text_file(path, write_text(module, generic, debug_info))
-
-
-def write_text_file(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` into `path` atomically (temp file + rename); failures raise `InputError`
-    naming the path, so no command reports a full disk or a missing directory as a bug."""
-    target = Path(path)
-    name = str(path)
-    if target.is_dir():
-        raise InputError("is a directory; give a file name for the output", Location(name))
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = _make_temporary(directory, f".{target.name}.", ".tmp")
-    except FileNotFoundError:
-        raise InputError(
-            f"cannot write: directory '{directory}' does not exist", Location(name)
-        ) from None
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", Location(name)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, _file_mode(target))
-        os.replace(tmp, target)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise InputError(f"cannot write: {e.strerror}", Location(name)) from None
-    except BaseException:  # Ctrl-C or a bug mid-write: no temporary file is left behind
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _make_temporary(directory: Path, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new file ``prefix<random>suffix`` in `directory`, readable by its owner only, open
-    for writing: what `tempfile.mkstemp` does, without importing `tempfile` (and `shutil`,
-    `random`, `bz2`, `lzma` with it: ~3 ms of every command's start-up)."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
-        try:
-            return os.open(path, flags, 0o600), path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary file name in '{directory}'")
-
-
-def _file_mode(target: Path) -> int:
-    """The mode the output should get: the old file's, else what ``open()`` would give.
-
-    (`_make_temporary` creates files readable by their owner only, as `tempfile.mkstemp`.)
-    """
-    try:
-        return target.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask

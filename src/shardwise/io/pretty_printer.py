@@ -493,9 +493,9 @@ def print_pretty(
     printer.meshes = module.meshes()
     if debug_info:
         printer.locs = LocationAliases(Unsupported)
-        tables = LOC_ALIASES.get(module)
-        if tables is not None:
-            printer.locs.seed(*tables)
+        table = LOC_ALIASES.get(module)
+        if table is not None:
+            printer.locs.seed(table.raw, table.resolved, table.shapes)
     top = module.op
     if top.results or top.operands or len(top.regions) != 1:
         raise Unsupported("module signature")
