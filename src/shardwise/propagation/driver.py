@@ -564,14 +564,21 @@ class PropagationDriver(DriverWrites):
             t = _static_tensor_type(value)
             if t is None:
                 continue
+            sharding = get_sharding(value)
+            result_sharding = get_func_result_sharding(func, index)
+            if sharding == result_sharding and self.observer is None:
+                # Both None, or equal: an identity step only expands a factor's axes to those
+                # of another tensor, so it would write nothing (most results, every run but
+                # the first; an observer sees every step).
+                continue
 
-            def set_result(_i: int, sharding: TensorSharding, index: int = index) -> None:
-                set_func_result_sharding(func, index, sharding)
+            def set_result(_i: int, new: TensorSharding, index: int = index) -> None:
+                set_func_result_sharding(func, index, new)
 
             self.propagate_tensor_shardings(
                 func,
-                Tensors([value], [get_sharding(value)]),
-                Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
+                Tensors([value], [sharding]),
+                Tensors([value], [result_sharding], set_result, True),
                 create_identity_sharding_rule(t),
                 lambda _f: PropagationDirection.BOTH,
                 False,
