@@ -59,7 +59,7 @@ from shardwise.sdy.shardings import (
     get_sharding,
     set_func_result_sharding,
 )
-from shardwise.sharding import TensorSharding, common_mesh_or_ref
+from shardwise.sharding import MeshRef, TensorSharding, common_mesh_or_ref
 
 __all__ = [
     "DirectionFn",
@@ -589,12 +589,16 @@ class PropagationDriver(DriverWrites):
 
     def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None:
         """The symbol of the mesh every sharding uses (`common_mesh_or_ref`), or None."""
-        refs = {s.mesh_or_ref for s in shardings if s is not None}
-        if len(refs) == 1:  # the usual case: every sharding names the same mesh
-            ref = refs.pop()
-            return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
-        mesh_or_ref = common_mesh_or_ref(shardings, self.meshes)
-        return mesh_or_ref if isinstance(mesh_or_ref, str) else None
+        ref: MeshRef | None = None
+        for s in shardings:  # the usual case: every sharding names the same mesh (no set built)
+            if s is None:
+                continue
+            if ref is None:
+                ref = s.mesh_or_ref
+            elif s.mesh_or_ref != ref:
+                mesh_or_ref = common_mesh_or_ref(shardings, self.meshes)
+                return mesh_or_ref if isinstance(mesh_or_ref, str) else None
+        return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
 
     def propagate_tensor_shardings(
         self,
