@@ -20,7 +20,16 @@ from __future__ import annotations
 import re
 
 from shardwise.errors import VerifyError
-from shardwise.ir import Module, Op, RawAttr, SymbolTable, string_attr, symbol_ref, symbol_ref_name
+from shardwise.ir import (
+    Module,
+    Op,
+    RawAttr,
+    SymbolTable,
+    ops_in_post_order,
+    string_attr,
+    symbol_ref,
+    symbol_ref_name,
+)
 from shardwise.mesh import Mesh, MeshAxis
 
 __all__ = ["lift_replica_group_meshes", "missing_mesh_error", "COLLECTIVES_IN_WALK_ORDER"]
@@ -29,6 +38,7 @@ COLLECTIVES_IN_WALK_ORDER = tuple(
     "stablehlo." + name
     for name in ("all_gather", "all_reduce", "reduce_scatter", "all_to_all", "collective_broadcast")
 )
+_COLLECTIVE_NAMES = frozenset(COLLECTIVES_IN_WALK_ORDER)
 _PREFIX = "#stablehlo.replica_group_mesh_axes<mesh = "
 _REF_RE = re.compile(r'@("(?:[^"\\]|\\.)*"|[\w$.\-]+)')
 _STRING = r'"(?:[^"\\]|\\.)*"'
@@ -89,10 +99,9 @@ def _set_mesh(op: Op, name: str, rest: str) -> None:
 def _collectives(module: Module) -> list[Op]:
     """The collectives in Shardy's order: one (post-order) walk per op kind."""
     by_kind: dict[str, list[Op]] = {name: [] for name in COLLECTIVES_IN_WALK_ORDER}
-    for op in module.op.walk_post_order():
-        found = by_kind.get(op.name)
-        if found is not None:
-            found.append(op)
+    # The walk collects by name: most modules hold few collectives or none.
+    for op in ops_in_post_order(module.op, _COLLECTIVE_NAMES):
+        by_kind[op.name].append(op)
     return [op for name in COLLECTIVES_IN_WALK_ORDER for op in by_kind[name]]
 
 

@@ -48,7 +48,10 @@ def func_result_attrs(func: Op, index: int, create: Literal[True]) -> dict[str, 
 
 def func_result_attrs(func: Op, index: int, create: bool = False) -> dict[str, Any] | None:
     """The attribute dict of result `index` of a ``func.func`` (None if it has none)."""
-    dicts = _attr_dicts(func, "res_attrs", len(func_result_types(func)), create)
+    # The result count is needed only to create the dicts: no list of the types per call
+    # (propagation reads a train step's ~1k results one by one, in every run).
+    count = len(_function_type(str(func.properties["function_type"]))[1]) if create else 0
+    dicts = _attr_dicts(func, "res_attrs", count, create)
     return None if dicts is None else dicts[index].entries
 
 

@@ -40,9 +40,12 @@ __all__ = [
 
 def check_static_shapes(module: Module) -> None:
     """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
+    valid: set[int] = set()  # ids of the types found valid: values share few type objects
     for op in module.op.walk_list():
         for result in op.results:
             t = result.type
+            if id(t) in valid:
+                continue
             if isinstance(t, TensorType) and not t.is_static:
                 raise PropagationError(
                     "Shardy propagation only supports ranked tensors with a static shape. "
@@ -59,6 +62,7 @@ def check_static_shapes(module: Module) -> None:
                     f"type: '{t}'",
                     op.location,
                 )
+            valid.add(id(t))
 
 
 BASIC = BasicFactorPropagation()

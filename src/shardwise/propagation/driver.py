@@ -59,7 +59,7 @@ from shardwise.sdy.shardings import (
     get_sharding,
     set_func_result_sharding,
 )
-from shardwise.sharding import TensorSharding, common_mesh_or_ref
+from shardwise.sharding import MeshRef, TensorSharding, common_mesh_or_ref
 
 __all__ = [
     "DirectionFn",
@@ -564,14 +564,21 @@ class PropagationDriver(DriverWrites):
             t = _static_tensor_type(value)
             if t is None:
                 continue
+            sharding = get_sharding(value)
+            result_sharding = get_func_result_sharding(func, index)
+            if sharding == result_sharding and self.observer is None:
+                # Both None, or equal: an identity step only expands a factor's axes to those
+                # of another tensor, so it would write nothing (most results, every run but
+                # the first; an observer sees every step).
+                continue
 
-            def set_result(_i: int, sharding: TensorSharding, index: int = index) -> None:
-                set_func_result_sharding(func, index, sharding)
+            def set_result(_i: int, new: TensorSharding, index: int = index) -> None:
+                set_func_result_sharding(func, index, new)
 
             self.propagate_tensor_shardings(
                 func,
-                Tensors([value], [get_sharding(value)]),
-                Tensors([value], [get_func_result_sharding(func, index)], set_result, True),
+                Tensors([value], [sharding]),
+                Tensors([value], [result_sharding], set_result, True),
                 create_identity_sharding_rule(t),
                 lambda _f: PropagationDirection.BOTH,
                 False,
@@ -582,12 +589,16 @@ class PropagationDriver(DriverWrites):
 
     def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None:
         """The symbol of the mesh every sharding uses (`common_mesh_or_ref`), or None."""
-        refs = {s.mesh_or_ref for s in shardings if s is not None}
-        if len(refs) == 1:  # the usual case: every sharding names the same mesh
-            ref = refs.pop()
-            return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
-        mesh_or_ref = common_mesh_or_ref(shardings, self.meshes)
-        return mesh_or_ref if isinstance(mesh_or_ref, str) else None
+        ref: MeshRef | None = None
+        for s in shardings:  # the usual case: every sharding names the same mesh (no set built)
+            if s is None:
+                continue
+            if ref is None:
+                ref = s.mesh_or_ref
+            elif s.mesh_or_ref != ref:
+                mesh_or_ref = common_mesh_or_ref(shardings, self.meshes)
+                return mesh_or_ref if isinstance(mesh_or_ref, str) else None
+        return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
 
     def propagate_tensor_shardings(
         self,

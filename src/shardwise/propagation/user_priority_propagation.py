@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shardwise.axis import AxisRef
-from shardwise.ir import Module, Op, Value, func_result_types
+from shardwise.ir import SHARDING_ATTR, Module, Op, Value, func_result_types
 from shardwise.mesh import Mesh
 from shardwise.passes import sdy_pass
 from shardwise.propagation.basic_propagation import (
@@ -20,6 +20,7 @@ from shardwise.propagation.op_priority_propagation import op_priority_level
 from shardwise.propagation.options import PropagationOptions
 from shardwise.sdy import data_flow
 from shardwise.sdy.shardings import (
+    SPECIAL_OWNERS,
     data_flow_edge_for_target,
     get_func_result_sharding,
     get_op_shardings,
@@ -131,6 +132,11 @@ def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | N
     """Every stored sharding in Shardy's `walkShardings` order, with its value (if any); the
     result of an ordinary op that stores none is left out (its `get()` would be None)."""
     for op in module.op.walk_list():
+        if op.name not in SPECIAL_OWNERS and SHARDING_ATTR not in op.attributes:
+            # Funcs, data-flow ops, collectives and the ops with a sharding property are told
+            # by name; any other op keeps its shardings in its ``sdy.sharding``, which most
+            # ops lack before propagation.
+            continue
         if op.name == "func.func":
             for arg in op.regions[0].entry.args if op.regions and op.regions[0].blocks else []:
                 yield _ValueRef(arg), arg
