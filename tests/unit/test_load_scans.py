@@ -1,6 +1,7 @@
 """The loader looks for ``{-#`` in the input once, and not at all for an alias table or a
-resource block in a printout made in local scope (which has neither): the same modules as
-when it looked, printed as the reference prints them, even when strings hold those marks."""
+resource block in a printout made in local scope (which has neither; `get_asm`'s, where MLIR
+cannot print into a file): the same modules as when it looked, printed as the reference prints
+them, even when strings hold those marks."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ _TEXTS = {
 #-}
 """,
 }
-# Printed in local scope; with locations (`debug_info` of the reference).
+# Printed in local scope (when printed through `get_asm`); with locations (`debug_info` of the
+# reference).
 _KIND = {
     "plain": (True, False),
     "resource_marks_in_strings": (False, False),
@@ -55,12 +57,17 @@ _KIND = {
 }
 
 
+@pytest.mark.parametrize("to_file", [True, False], ids=["file", "get_asm"])
 @pytest.mark.parametrize("name", _TEXTS)
-def test_loads_print_as_the_reference_with_or_without_the_searches(name: str) -> None:
+def test_loads_print_as_the_reference_with_or_without_the_searches(
+    monkeypatch: pytest.MonkeyPatch, name: str, to_file: bool
+) -> None:
     text = _TEXTS[name]
+    if not to_file:
+        monkeypatch.setattr(mlir, "_temporary_folder", lambda: None)
     form = mlir.GenericForm.of(text, "t.mlir")
     local_scope, debug_info = _KIND[name]
-    assert form.local_scope is local_scope
+    assert form.local_scope is (local_scope and not to_file)
     module = form.load()
     assert mlir.write_text(module) == run_pass(text, None, debug_info=debug_info)
     # The printout read as if its scope were unknown (every search made): the same module.

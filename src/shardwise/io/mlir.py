@@ -315,17 +315,22 @@ class GenericForm:
             positions = DeferredPositions(
                 lambda: _walk_positions(_parse(text, unregistered), filename), filename
             )
-        # Local scope: every location printed inline, no ``#locN`` alias table to resolve
-        # (faster to print and to read). It also leaves out the ``{-# dialect_resources #-}``
-        # block, so a text that has one is printed in the full form. With debug info the full
-        # form is faster: inline, JAX's nested call-site locations print 4-6x the input's
-        # size (moe_128: 4.7 MB against 1.1 MB with the alias table; an alias is resolved
-        # once, then looked up). `assume_verified`: the parse has just verified the module;
-        # printing would verify it again.
-        # `binary`: bytes decoded here are faster than the bindings' own text stream (conv_256:
-        # 12 ms instead of 14-15 ms for the same 195 kB).
+        # Printed by MLIR into a file (`_print_generic_to_file`), in full scope: with debug info
+        # the ``#loc`` alias table keeps the printout small (JAX's nested call-site locations
+        # print inline at 4-6x the input's size: moe_128, 4.7 MB against 1.1 MB); without, it
+        # is local scope's text plus a newline, for 6-11% fewer instructions of a whole
+        # propagate than `get_asm` in local scope, unless it starts with aliases of attributes
+        # (``#map = affine_map<...>``: local scope prints them inline, as our parser reads). Else
+        # `get_asm`: in local scope (the parse need not look for an alias table or a block)
+        # when there is no debug info and no ``{-# dialect_resources #-}`` block (local scope
+        # leaves the block out); `binary`: bytes decoded here are faster than the bindings'
+        # text stream. `assume_verified`: the parse has just verified the module.
         local_scope = not explicit and not metadata
-        printed = _print_debug_info_to_file(module) if explicit else None
+        printed = _print_generic_to_file(module, explicit)
+        if printed is not None and (not local_scope or printed.startswith('"builtin.module"')):
+            local_scope = False
+        else:
+            printed = None
         if printed is None:
             printed = module.operation.get_asm(
                 binary=True,
@@ -353,21 +358,22 @@ class GenericForm:
         return result
 
 
-# The pass the module is printed before (`_print_debug_info_to_file`): one that cannot fail. It
+# The pass the module is printed before (`_print_generic_to_file`): one that cannot fail. It
 # then runs on the bindings' copy of the module, which is dropped once printed.
 _PRINT_BEFORE = "builtin.module(strip-debuginfo)"
 _DUMP_HEADER = "// -----// IR Dump Before "
 
 
-def _print_debug_info_to_file(module: Any) -> str | None:
-    """The module's generic form with debug info (full scope: the ``#loc`` alias table), printed
-    by MLIR into a file, the IR printer of a pass manager; None where that fails.
+def _print_generic_to_file(module: Any, debug_info: bool) -> str | None:
+    """The module's generic form in full scope (with debug info: the ``#loc`` alias table), as
+    `get_asm` prints it, printed by MLIR into a file, the IR printer of a pass manager; None where
+    that fails.
 
     `get_asm` prints through an unbuffered stream: one call into Python for each write, and MLIR
     writes the strings of a location one character at a time (llama_debug: 190k calls, 3/4 of the
     printing's instructions). The pass manager's printer writes files through C++'s buffered
-    stream: a third less CPU time for the same text. Consumes `module` (the pass runs after it is
-    printed).
+    stream: a third less CPU time for the same text. Its printer has no local scope (nor has
+    `enable_ir_printing` a flag for it). Consumes `module` (the pass runs after it is printed).
     """
     from jaxlib.mlir import passmanager
 
@@ -380,7 +386,7 @@ def _print_debug_info_to_file(module: Any) -> str | None:
         manager.enable_ir_printing(
             print_before_all=True,
             print_after_all=False,
-            enable_debug_info=True,
+            enable_debug_info=debug_info,
             print_generic_op_form=True,
             tree_printing_dir_path=folder,
         )
