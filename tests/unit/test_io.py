@@ -467,3 +467,17 @@ def test_load_without_a_temporary_folder_prints_through_the_bindings(
     form = mlir.GenericForm.of(text)
     assert form.local_scope is not debug_info  # `get_asm` in local scope where it can
     assert mlir.write_text(form.load()) == expected
+
+
+def test_debug_info_kept_when_the_printout_file_is_lost_after_the_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The file's pass (`strip-debuginfo`) has run on the module when the dump turns out
+    unreadable: the fallback must print a fresh parse, not the stripped module (whose every
+    location would be ``loc(unknown)``)."""
+    expected = mlir.write_text(mlir.load_text(_DEBUG_INFO_TEXT))
+    assert 'loc("m.py":1:2)' in expected
+    monkeypatch.setattr(mlir.os, "walk", lambda _folder, **_kw: iter(()))  # no dump found
+    form = mlir.GenericForm.of(_DEBUG_INFO_TEXT)
+    assert "unknown" not in form.printed
+    assert mlir.write_text(form.load()) == expected

@@ -331,6 +331,8 @@ class GenericForm:
             local_scope = False
         else:
             printed = None
+            if explicit:  # the file's pass may have stripped `module`'s locations: parse again
+                module = _parse(text, unregistered, metadata)
         if printed is None:
             printed = module.operation.get_asm(
                 binary=True,
