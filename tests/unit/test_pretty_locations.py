@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from shardwise.io import mlir, pretty_locations, pretty_ops, pretty_printer, pretty_stablehlo  # noqa: F401 (registers formats)
-from shardwise.io.generic_text import LOC_ALIASES, read_loc_aliases, read_loc_table
+from shardwise.io.generic_text import LOC_ALIASES, read_loc_table
 from shardwise.io.mlir import load_text, write_text
 
 MESH = 'sdy.mesh @mesh = <["x"=2]> loc("mesh")'
@@ -272,7 +272,8 @@ def _shape(locs, node: int) -> tuple:
 
 
 def test_unreadable_aliases_are_left_out() -> None:
-    _, raw, resolved = read_loc_aliases(_TABLES["unreadable_parts"] + "module {\n}\n")
+    _, table = read_loc_table(_TABLES["unreadable_parts"] + "module {\n}\n")
+    raw, resolved = table.raw, table.resolved
     seeded = pretty_locations.LocationAliases(pretty_printer.Unsupported)
     seeded.seed(raw, resolved)
     assert set(seeded.by_text) == {resolved["#loc_a"], resolved["#loc_u"]}

@@ -137,14 +137,8 @@ def _alias_tables(text: str) -> tuple[str, dict[str, str]] | None:
 
 def resolve_loc_aliases(text: str) -> tuple[str, dict[str, str]]:
     """Strip the ``#locN = loc(...)`` lines; return the rest and the fully resolved aliases."""
-    body, _, resolved = read_loc_aliases(text)
-    return body, resolved
-
-
-def read_loc_aliases(text: str) -> tuple[str, dict[str, str], dict[str, str]]:
-    """`resolve_loc_aliases`, with the table as printed too (``#locN`` -> its ``loc(...)``)."""
     body, table = read_loc_table(text)
-    return body, table.raw, table.resolved
+    return body, table.resolved
 
 
 def read_loc_table(text: str) -> tuple[str, LocTable]:
