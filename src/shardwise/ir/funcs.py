@@ -50,7 +50,7 @@ def func_result_attrs(func: Op, index: int, create: bool = False) -> dict[str, A
     """The attribute dict of result `index` of a ``func.func`` (None if it has none)."""
     # The result count is needed only to create the dicts: no list of the types per call
     # (propagation reads a train step's ~1k results one by one, in every run).
-    count = len(_function_type(str(func.properties["function_type"]))[1]) if create else 0
+    count = len(func_result_types(func)) if create else 0
     dicts = _attr_dicts(func, "res_attrs", count, create)
     return None if dicts is None else dicts[index].entries
 
