@@ -79,7 +79,7 @@ class IopddlResult:
     peak_usage: int
     lower_bound: float | None
     status: str  # "optimal" (proved by HiGHS) or "feasible"
-    method: str  # "milp" or "local-search": which produced the final solution
+    method: str  # what produced the answer: "contracted-milp", "milp", "lns", "local-search"
     solve_time_s: float
 
     @property
