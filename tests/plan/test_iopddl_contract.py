@@ -79,7 +79,7 @@ def test_search_adds_the_memory_rows_the_answer_needs():
         model = _build_model(prob)
         found = []
         search(model, contract(model), time.monotonic() + 10, found.append)
-        ((f,),) = [found]
+        f = found[-1]
         assert f.assign.tolist() == assign and f.optimal and f.objective == cost
         assert evaluate(prob, tuple(assign)).cost == cost == _brute_force(prob)
 
@@ -137,7 +137,9 @@ def test_the_contracted_search_finds_the_penalty_free_optimum(prob):
     if best is None or best >= P:  # no penalty-free solution fits: nothing to find
         assert not found or evaluate(prob, tuple(found[0].assign.tolist())).cost >= P
         return
-    ((f,),) = [found]
+    costs = [evaluate(prob, tuple(f.assign.tolist())).cost for f in found]
+    assert costs == sorted(costs, reverse=True)  # each answer sent beats the last or proves it
+    f = found[-1]
     ev = evaluate(prob, tuple(f.assign.tolist()))
     assert ev.feasible and ev.cost == best and f.optimal
     assert f.bound is not None and f.bound <= best + 1e-6
@@ -182,3 +184,16 @@ def test_the_neighbourhood_search_stops_when_told():
 
     model = _build_model(_tied(100))
     assert lns(model, np.zeros(4, dtype=np.int64), time.monotonic() + 5, stop=lambda: True) == 0
+
+
+def test_repair_moves_the_component_that_frees_the_excess_for_the_least_cost():
+    # Over at t = 1 by 1 (7 of 6). Node 3 to strategy 1 frees 4 there for 6 more (1 -> 7:
+    # node cost 1 -> 0, edge 0 -> 7); the tied component to its other strategy frees nothing
+    # (node 2's usage goes 1 -> 3). So node 3 moves: (1, 0, 0, 1), cost 9, the optimum.
+    from shardwise.plan.iopddl_contract import _Repair
+
+    model = _build_model(_tied(6))
+    con = contract(model)
+    picked = np.array([1, 0])
+    assert _Repair(model, con).run(picked, time.monotonic() + 5)
+    assert picked.tolist() == [1, 1] and con.objective(picked) == 9

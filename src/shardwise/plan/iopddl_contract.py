@@ -46,6 +46,12 @@ class Contraction:
     def milp_size(self) -> int:
         return sum(len(c) for c in self.cost) + sum(t.size for _, _, t in self.pairs)
 
+    def objective(self, picked: np.ndarray) -> float:
+        """The contracted cost of component strategies `picked` (the original's, less the
+        model's constant)."""
+        total = sum(float(c[s]) for c, s in zip(self.cost, picked, strict=True))
+        return total + sum(float(t[picked[c], picked[d]]) for c, d, t in self.pairs)
+
     def expand(self, picked: list[int] | np.ndarray, num_nodes: int) -> np.ndarray:
         """Each node's strategy when component `c` takes its strategy `picked[c]`."""
         assign = np.zeros(num_nodes, dtype=np.int64)
@@ -195,28 +201,136 @@ def _add_memory_rows(milp: MilpBuilder, model: _Model, usage: _Usage, points: np
     )
 
 
-def search(model: _Model, con: Contraction, deadline: float, send: Callable[[Found], None]) -> None:
-    """Solve the contracted MILP, adding memory rows where its answer goes over, until an
-    answer fits or `deadline`; `send` the one that fits. HiGHS runs here, unstopped: call this
-    in a child process that can be stopped (`highs.Forked`)."""
+def search(
+    model: _Model,
+    con: Contraction,
+    deadline: float,
+    send: Callable[[Found], None],
+    gap: float = 0.0,
+) -> None:
+    """Solve the contracted MILP (to HiGHS's relative `gap`), adding memory rows where its
+    answer goes over, until an answer fits or `deadline`. An answer that goes over is first
+    repaired (`_Repair`): where that costs nothing more, it is the optimum already. Each
+    answer that fits and beats the last is sent; the search ends at one proved optimal. The
+    first rows are where every component at its cheapest strategy goes over. HiGHS runs here,
+    unstopped: call this in a child process that can be stopped (`highs.Forked`)."""
     n = len(model.node_cost)
     _, x_index, _ = _pairwise_milp(list(con.cost), list(con.pairs))  # the same every round
     checked = model.limit is not None and len(model.times) > 0
     usage = _usage(model, con, x_index) if checked else None
-    points = np.zeros(0, dtype=np.int64)
+    repair = _Repair(model, con) if checked else None
+    cheapest = con.expand([int(np.argmin(c)) for c in con.cost], n)
+    points = _over(model, cheapest) if checked else np.zeros(0, dtype=np.int64)
+    sent = np.inf
     while deadline - time.monotonic() > 0.05:
         milp, _, _ = _pairwise_milp(list(con.cost), list(con.pairs))
         if usage is not None and points.size:
             _add_memory_rows(milp, model, usage, points)
-        res = milp.solve(deadline - time.monotonic())
+        res = milp.solve(deadline - time.monotonic(), gap)
         if res.x is None:
             return
-        assign = con.expand([int(np.argmax(res.x[x])) for x in x_index], n)
-        load = _load(model, assign) if checked else np.zeros(0)
-        over = np.nonzero(load > (model.limit or 0.0))[0]
-        if not over.size:
-            bound = None if res.dual_bound is None else min(res.dual_bound, _PENALTY)
-            send(Found(assign, float(res.objective or 0.0), bound, res.status == "optimal"))
+        picked = np.array([int(np.argmax(res.x[x])) for x in x_index], dtype=np.int64)
+        over = _over(model, con.expand(picked, n)) if checked else np.zeros(0, dtype=np.int64)
+        fixed = picked.copy()
+        if over.size and (repair is None or not repair.run(fixed, deadline)):
+            points = np.union1d(points, over)
+            continue
+        bound = None if res.dual_bound is None else min(res.dual_bound, _PENALTY)
+        objective = con.objective(fixed)
+        proved = res.status == "optimal" and gap == 0.0 and _equal(objective, res.objective)
+        if objective < sent or proved:  # (the same answer again, now proved optimal)
+            send(Found(con.expand(fixed, n), objective, bound, proved))
+            sent = objective
+        if proved or not over.size:
             return
-        worst = over[np.argsort(-load[over], kind="stable")[:_ROWS_PER_ROUND]]
-        points = np.union1d(points, worst)
+        points = np.union1d(points, over)
+
+
+def _equal(a: float, b: float | None) -> bool:
+    return b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+def _over(model: _Model, assign: np.ndarray) -> np.ndarray:
+    """Time points (indices into ``model.times``) where `assign` goes over the limit: the
+    most loaded of each run of consecutive ones, then the most loaded of the rest, up to
+    `_ROWS_PER_ROUND` (a row at each peak of the load, not all at the highest)."""
+    assert model.limit is not None
+    load = _load(model, assign)
+    over = np.nonzero(load > model.limit)[0]
+    if over.size <= _ROWS_PER_ROUND:
+        return over
+    run = np.cumsum(np.diff(over, prepend=over[0]) > 1)  # which run each point is in
+    order = np.lexsort((-load[over], run))
+    peaks = order[np.diff(run[order], prepend=-1) > 0]  # the first (most loaded) of each run
+    by_load = np.argsort(-load[over], kind="stable")
+    rest = by_load[~np.isin(by_load, peaks)]
+    chosen = np.concatenate([peaks[np.argsort(-load[over[peaks]], kind="stable")], rest])
+    return np.sort(over[chosen[:_ROWS_PER_ROUND]])
+
+
+class _Repair:
+    """Bring a contracted answer under the limit by moving whole components: at the most
+    loaded time point, the live component move that adds the least cost per unit of memory it
+    frees there (a move that frees all the excess for the least cost first)."""
+
+    def __init__(self, model: _Model, con: Contraction) -> None:
+        assert model.limit is not None
+        self.model, self.con, self.limit = model, con, model.limit
+        self.comp = np.zeros(len(model.node_cost), dtype=np.int64)
+        self.row = np.zeros(len(model.node_cost), dtype=np.int64)
+        for c, nodes in enumerate(con.members):
+            self.comp[nodes] = c
+            self.row[nodes] = np.arange(len(nodes))
+        self.near: list[list[tuple[int, int]]] = [[] for _ in con.members]
+        for k, (c, d, _) in enumerate(con.pairs):
+            self.near[c].append((k, 0))
+            self.near[d].append((k, 1))
+
+    def run(self, picked: np.ndarray, deadline: float) -> bool:
+        """Repair `picked` in place; whether it fits everywhere now."""
+        model = self.model
+        load = _load(model, self.con.expand(picked, len(model.node_cost)))
+        for _ in range(10 * len(self.con.members) + 10):
+            t = int(np.argmax(load))
+            if load[t] <= self.limit:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            move = self._best_move(picked, t, load[t] - self.limit)
+            if move is None:
+                return False
+            self._apply(picked, load, *move)
+        return False
+
+    def _best_move(self, picked: np.ndarray, t: int, excess: float) -> tuple[int, int] | None:
+        span = self.model.span
+        live = np.nonzero((span[:, 0] <= t) & (t < span[:, 1]))[0]
+        best, best_key = None, (np.inf, np.inf)
+        for c in np.unique(self.comp[live]).tolist():
+            nodes = live[self.comp[live] == c]
+            strategy = self.con.strategy[c]
+            at_t = sum(self.model.usage[v][strategy[self.row[v]]] for v in nodes.tolist())
+            freed = at_t[picked[c]] - at_t
+            cost = self._costs(picked, c)
+            extra = cost - cost[picked[c]]
+            for s in np.nonzero(freed > 0)[0].tolist():
+                key = (0.0, extra[s]) if freed[s] >= excess else (1.0, extra[s] / freed[s])
+                if key < best_key:
+                    best, best_key = (c, s), key
+        return best
+
+    def _costs(self, picked: np.ndarray, c: int) -> np.ndarray:
+        """Component `c`'s cost at each of its strategies, the others as in `picked`."""
+        cost = self.con.cost[c].copy()
+        for k, side in self.near[c]:
+            a, b, table = self.con.pairs[k]
+            cost += table[:, picked[b]] if side == 0 else table[picked[a], :]
+        return cost
+
+    def _apply(self, picked: np.ndarray, load: np.ndarray, c: int, s: int) -> None:
+        strategy, span, usage = self.con.strategy[c], self.model.span, self.model.usage
+        for row, v in enumerate(self.con.members[c].tolist()):
+            a, b = span[v]
+            if a < b:
+                load[a:b] += usage[v][strategy[row, s]] - usage[v][strategy[row, picked[c]]]
+        picked[c] = s
