@@ -226,7 +226,9 @@ def search(
         milp, _, _ = _pairwise_milp(list(con.cost), list(con.pairs))
         if usage is not None and points.size:
             _add_memory_rows(milp, model, usage, points)
-        res = milp.solve(deadline - time.monotonic(), gap)
+        # HiGHS stops early enough to leave time to repair and send its incumbent.
+        left = deadline - time.monotonic()
+        res = milp.solve(left - min(0.5 * left, 1.0 + 0.05 * left), gap)
         if res.x is None:
             return
         picked = np.array([int(np.argmax(res.x[x])) for x in x_index], dtype=np.int64)

@@ -170,9 +170,10 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
 
 def _contracted_job(model: _Model, deadline: float) -> Forked[Found] | None:
     """The contracted MILP's search in a child process, when there are ties to contract and
-    the contracted MILP is smaller than the whole one."""
+    the contracted MILP is smaller than the whole one and not too big for HiGHS (K, L and M
+    of the contest contract to 1.7-2.4M variables, where it found nothing in 60 s)."""
     con = contract(model)
-    if con is None or con.milp_size() >= _milp_size(model):
+    if con is None or not con.milp_size() < min(_milp_size(model), _WHOLE_MILP_VARS):
         return None
     return Forked(lambda send: search(model, con, deadline, send))
 
