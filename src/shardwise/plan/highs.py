@@ -15,13 +15,13 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp  # type: ignore[import-untyped]
 from scipy.sparse import csr_array  # type: ignore[import-untyped]
 
-__all__ = ["MilpBuilder", "MilpResult", "run_forked"]
+__all__ = ["Forked", "MilpBuilder", "MilpResult", "run_forked"]
 
 # scipy.optimize.milp's status codes (HiGHS underneath).
 _OPTIMAL, _LIMIT, _INFEASIBLE, _UNBOUNDED = 0, 1, 2, 3
@@ -189,3 +189,60 @@ def run_forked(work: Callable[[], T], limit_s: float) -> T | None:
         if proc.is_alive():
             proc.kill()
         proc.join(1.0)
+
+
+class Forked(Generic[T]):
+    """`work(send)` in a forked process running beside the caller, which takes what it has
+    sent when it likes (`latest`, `wait`) and stops it wherever it is (as `run_forked`: HiGHS
+    cannot be interrupted from Python). The child gets everything by fork; what it sends
+    comes back through a pipe."""
+
+    def __init__(self, work: Callable[[Callable[[T], None]], None]) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self._receive, send = ctx.Pipe(duplex=False)
+
+        def child() -> None:
+            try:
+                work(send.send)
+            finally:
+                send.close()
+
+        self._proc = ctx.Process(target=child, daemon=True)
+        with warnings.catch_warnings():  # as in `run_forked`
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self._proc.start()
+        send.close()
+        self._last: T | None = None
+        self._ended = False
+
+    def latest(self) -> T | None:
+        """The last thing sent so far, without waiting."""
+        self._take(0.0)
+        return self._last
+
+    def wait(self, until: float) -> T | None:
+        """Wait until the work ends or `until` (a `time.monotonic` time), then stop it; the
+        last thing it sent."""
+        while not self._ended and (left := until - time.monotonic()) > 0:
+            self._take(left)
+        self.stop()
+        return self._last
+
+    def stop(self) -> None:
+        if not self._ended:
+            self._ended = True
+            self._receive.close()
+        if self._proc.is_alive():
+            self._proc.kill()
+        self._proc.join(1.0)
+
+    def _take(self, timeout: float) -> None:
+        if self._ended:
+            return
+        try:
+            while self._receive.poll(timeout):
+                self._last = self._receive.recv()
+                timeout = 0.0
+        except EOFError:  # the work has ended (or died): nothing more will come
+            self._ended = True
+            self._receive.close()

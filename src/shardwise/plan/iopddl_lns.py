@@ -130,9 +130,16 @@ def _add_sub_memory_rows(
         )
 
 
-def lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> int:
+def lns(
+    model: _Model,
+    assign: np.ndarray,
+    deadline: float,
+    seed: int = 0,
+    stop: Callable[[], bool] = lambda: False,
+) -> int:
     """Improve `assign` in place: neighbourhoods of connected nodes re-solved exactly by
-    HiGHS with the rest fixed, each kept when it lowers the cost; the neighbourhoods made."""
+    HiGHS with the rest fixed, each kept when it lowers the cost, until `deadline` or
+    `stop()`; the neighbourhoods made."""
     rng = np.random.default_rng(seed)
     movable = np.array(
         [i for i, c in enumerate(model.node_cost) if len(c) > 1 and not model.incident_other[i]]
@@ -143,7 +150,7 @@ def lns(model: _Model, assign: np.ndarray, deadline: float, seed: int = 0) -> in
     made, last = 0, 0.0
     # A neighbourhood is begun only when twice the last one's time is left: HiGHS keeps its
     # own limit, building the rows does not look at the clock.
-    while time.monotonic() + max(0.1, 2 * last) < deadline:
+    while time.monotonic() + max(0.1, 2 * last) < deadline and not stop():
         began = time.monotonic()
         nodes = _neighbourhood(model, int(rng.choice(movable)), rng)
         milp, x, objective = _sub_milp(model, assign, load, nodes)
