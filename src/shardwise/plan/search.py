@@ -40,8 +40,11 @@ from shardwise.plan.evaluate import (
     _key,
     _master,
     add_mesh,
+    cuts_job,
     evaluate_candidate,
     make_executor,
+    make_helper,
+    prepare_job,
     stack_cuts,
     use_as_master,
 )
@@ -219,7 +222,9 @@ def _descend(
         return None if probe is None else probe[what]
 
     best = min(evaluated, key=rank)
-    for _ in range(DESCENT_ROUNDS):
+    for round_ in range(DESCENT_ROUNDS):
+        if round_ == DESCENT_ROUNDS - 1:  # the answer, unless a neighbour beats it now
+            ev.expect(space.shardings(best) or {})  # (sooner, the guess missed on GPTs)
         what = "time_s" if _fits(evaluated[best], budget) else "peak_memory_bytes_per_device"
         neighbours = []
         for g, group in enumerate(space.groups):
@@ -301,22 +306,39 @@ def plan_module(
     # 24); each candidate's module, with the ops its passes erased, is freed by reference
     # counting (`release_ops`). Peak RSS at 96 layers: 545 MB (448 MB with the GC on).
     with gc_paused():
-        space = build_space(base, mesh_name, mesh_value)
-        cuts = stack_cuts(base, text, name)
         pool, owned = make_executor(executor, base)
+        # On a machine of two cores the candidates run here, one at a time: a helper process
+        # forked now, holding the loaded input, cuts the stack while the search space is built
+        # here, and evaluates the search's best on the whole module while the search goes on.
+        helper = make_helper(executor, pool, base, text, name)
+        ev = None
         try:
-            ev = Evaluator(text, name, params, pool, progress, cuts)
+            cut = None if helper is None else helper.submit(cuts_job)
+            space = build_space(base, mesh_name, mesh_value)
+            cuts = stack_cuts(base, text, name) if helper is None else helper.result(cut)
+            if helper is not None and cuts is None:
+                helper.close()  # no cuts: the search is the whole module's evaluations
+                helper = None
+            elif helper is not None:
+                helper.submit(prepare_job)
+            ev = Evaluator(text, name, params, pool, progress, cuts, helper)
             labelled, results = _search(space, ev, budget)
+            ev.expect(labelled[_answer(results, budget)][1])
             # The answer printed before the whole module is costed on the loaded input itself.
             printed = _printed_answer(text, name, labelled, results, budget)
             reported = _checked(ev, labelled, results, budget)
             if reported is None:  # the cuts' estimates missed: search the whole module instead
+                ev.close()
                 whole = Evaluator(text, name, params, pool, progress)
                 whole.full_memo = ev.full_memo
                 ev = whole
                 labelled, results = _search(space, ev, budget)
                 reported = results
         finally:
+            if ev is not None:
+                ev.close()
+            elif helper is not None:
+                helper.close()
             if owned and pool is not None:
                 pool.shutdown()
         # The replicated program (every planned argument closed and replicated): the search has
