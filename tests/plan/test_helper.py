@@ -5,13 +5,15 @@ gives are the planner's own; a plan made with it is the plan made without it, by
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import time
 
 import pytest
 
 from shardwise.plan import evaluate, search
 from shardwise.plan.cost import DEFAULT_COST
-from shardwise.plan.helper import HelperProcess
+from shardwise.plan.helper import HelperDied, HelperProcess
 from shardwise.plan.search import _key, parse_mesh_spec
 from shardwise.plan.standard import standard_plans
 from tests.plan.test_stack import _stack_text, _with_mesh
@@ -102,6 +104,23 @@ def test_a_guess_the_helper_is_busy_with_is_dropped_for_the_next():
         ev.close()
     assert ev.helper is None
     assert got == evaluate.evaluate_candidate(named, "<t>", _key(second), DEFAULT_COST)
+
+
+def test_a_helper_that_died_is_dropped_and_the_evaluation_made_here():
+    _, named, space = _loaded("data=2,model=4")
+    first = next(iter(standard_plans(space).values()))
+    helper = HelperProcess((named, "<t>"))
+    os.kill(helper._process.pid, signal.SIGKILL)
+    helper._process.join()
+    with pytest.raises(HelperDied):
+        helper.result(helper.submit(_add, 1))
+    ev = evaluate.Evaluator(named, "<t>", DEFAULT_COST, None, helper=HelperProcess((named, "<t>")))
+    ev.helper._process.kill()
+    ev.helper._process.join()
+    ev.expect(first)
+    assert ev.helper is None
+    (got,) = ev.full([first])
+    assert got == evaluate.evaluate_candidate(named, "<t>", _key(first), DEFAULT_COST)
 
 
 @pytest.mark.parametrize("mesh", ["data=2,model=4", "data=2,model=2,seq=2"])

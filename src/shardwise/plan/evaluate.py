@@ -15,7 +15,7 @@ from shardwise.errors import InputError
 from shardwise.ir import Module, Op, RawAttr, gc_paused, release_ops
 from shardwise.mesh import Mesh
 from shardwise.plan.cost import CostParams, estimate_ir
-from shardwise.plan.helper import HelperProcess
+from shardwise.plan.helper import HelperDied, HelperProcess
 from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut_copy, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import set_sharding
@@ -219,6 +219,13 @@ class Evaluator:
         key = _key(candidate)
         if self.helper is None or key in self.full_memo or key in self.expected:
             return
+        try:
+            self._send(key)
+        except HelperDied:
+            self.close()  # no more guesses: `full` evaluates here
+
+    def _send(self, key: Key) -> None:
+        assert self.helper is not None
         for k, job in list(self.expected.items()):
             if self.helper.done(job):
                 self.full_memo[k] = self.helper.result(job)
@@ -245,7 +252,10 @@ class Evaluator:
         keys = [_key(c) for c in candidates]
         for k in dict.fromkeys(keys):
             if k not in self.full_memo and k in self.expected and self.helper is not None:
-                self.full_memo[k] = self.helper.result(self.expected.pop(k))
+                try:
+                    self.full_memo[k] = self.helper.result(self.expected.pop(k))
+                except HelperDied:
+                    self.close()  # evaluated here instead
         missing = list(dict.fromkeys(k for k in keys if k not in self.full_memo))
         if last and missing:
             self.close()  # its guesses missed: the whole core is this evaluation's
@@ -399,7 +409,10 @@ def make_helper(
         return None
     if not HelperProcess.possible() or _is_small_module(module):
         return None
-    return HelperProcess((text, name))
+    try:
+        return HelperProcess((text, name))
+    except OSError:  # no fork now (out of memory, out of processes): none
+        return None
 
 
 def cuts_job(state: tuple[Source, str]) -> Cuts | None:

@@ -11,12 +11,17 @@ says whether this is one."""
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HelperProcess"]
+__all__ = ["HelperDied", "HelperProcess"]
+
+
+class HelperDied(RuntimeError):
+    """The helper process ended without replying (killed from outside, out of memory)."""
 
 
 class HelperProcess:
@@ -50,18 +55,23 @@ class HelperProcess:
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> int:
         """Send a job (a top-level function and small picklable arguments); its index."""
-        self._conn.send((fn, args))
+        try:
+            self._conn.send((fn, args))
+        except OSError as error:
+            raise HelperDied(f"the planner's helper process ended: {error!r}") from error
         self._sent += 1
         return self._sent - 1
 
     def done(self, index: int) -> bool:
-        """Whether job `index` has finished (without waiting)."""
+        """Whether job `index` has finished (without waiting); `HelperDied` if the child
+        ended."""
         while index not in self._received and self._conn.poll():
             self._receive()
         return index in self._received
 
     def result(self, index: int) -> Any:
-        """Job `index`'s value (waiting for it), or its exception raised here."""
+        """Job `index`'s value (waiting for it), or its exception raised here; `HelperDied`
+        if the child ended first."""
         while index not in self._received:
             self._receive()
         ok, value = self._received[index]
@@ -75,12 +85,17 @@ class HelperProcess:
         self._conn.close()
 
     def _receive(self) -> None:
-        self._received[self._read] = self._conn.recv()
+        try:
+            self._received[self._read] = self._conn.recv()
+        except (EOFError, OSError) as error:
+            raise HelperDied(f"the planner's helper process ended: {error!r}") from error
         self._read += 1
 
 
 def _serve(conn: Any, state: Any) -> None:
-    """The child: run each job received, send back (True, value) or (False, exception)."""
+    """The child: run each job received, send back (True, value) or (False, exception).
+    Ctrl-C is the planner's to handle (it kills the child): no traceback from here."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             fn, args = conn.recv()

@@ -32,6 +32,7 @@ from shardwise.ir import Module, copy_attr, gc_paused
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.evaluate import (
+    Cuts,
     Evaluator,
     Key,
     Source,
@@ -48,6 +49,7 @@ from shardwise.plan.evaluate import (
     stack_cuts,
     use_as_master,
 )
+from shardwise.plan.helper import HelperDied, HelperProcess
 from shardwise.plan.result import ArgPlan, Plan
 from shardwise.plan.space import SearchSpace, build_space
 from shardwise.plan.standard import standard_plans
@@ -336,12 +338,7 @@ def plan_module(
         try:
             cut = None if helper is None else helper.submit(cuts_job)
             space = build_space(base, mesh_name, mesh_value)
-            cuts = stack_cuts(base, text, name) if helper is None else helper.result(cut)
-            if helper is not None and cuts is None:
-                helper.close()  # no cuts: the search is the whole module's evaluations
-                helper = None
-            elif helper is not None:
-                helper.submit(prepare_job)
+            cuts, helper = _cuts(base, text, name, helper, cut)
             ev = Evaluator(text, name, params, pool, progress, cuts, helper)
             labelled, results = _search(space, ev, budget)
             ev.expect(labelled[_answer(results, budget)][1])
@@ -373,6 +370,25 @@ def plan_module(
         plan.search_time_s = time.perf_counter() - start
         plan.candidates_evaluated = len(ev.memo)
         return plan
+
+
+def _cuts(
+    base: Module, text: Source, name: str, helper: HelperProcess | None, job: int | None
+) -> tuple[Cuts | None, HelperProcess | None]:
+    """`stack_cuts` of the input, from the helper's job `job` or (without a helper, or if it
+    died) made here; and the helper, kept only with cuts (without them the search is the
+    whole module's evaluations: nothing to overlap), told to copy the input ahead of the
+    answer's evaluation."""
+    if helper is not None and job is not None:
+        try:
+            cuts = helper.result(job)
+            if cuts is not None:
+                helper.submit(prepare_job)
+                return cuts, helper
+        except HelperDied:
+            pass
+        helper.close()
+    return stack_cuts(base, text, name), None
 
 
 def _search(
