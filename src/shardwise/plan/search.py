@@ -215,9 +215,11 @@ def _descend(
     replicated, and moves to the best neighbour if it is better; it stops when none is."""
     base = tuple(0 for _ in space.groups)
 
-    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
-        r = evaluated[c]
+    def rank_of(r: dict[str, Any]) -> tuple[bool, float]:
         return (not _fits(r, budget), r["time_s"])
+
+    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
+        return rank_of(evaluated[c])
 
     def alone(g: int, k: int, what: str) -> float | None:
         probe = probes.get(base[:g] + (k,) + base[g + 1 :])
@@ -227,6 +229,7 @@ def _descend(
     for _ in range(DESCENT_ROUNDS):
         what = "time_s" if _fits(evaluated[best], budget) else "peak_memory_bytes_per_device"
         neighbours = []
+        predicted: dict[tuple[int, ...], float] = {}  # the probes' change, where they tell
         for g, group in enumerate(space.groups):
             here = alone(g, best[g], what)
             for k in range(len(group.candidates)):
@@ -236,13 +239,15 @@ def _descend(
                     continue
                 if here is None or there < here:
                     neighbours.append(n)
+                    predicted[n] = 0.0 if here is None else there - here
             # And back to replicated: probes alone favour sharding, in context it may not pay
             # (a sharded attention beside a sharded MLP on 8x8).
             off = best[:g] + (0,) + best[g + 1 :]
             if best[g] != 0 and off not in neighbours and space.shardings(off) is not None:
                 neighbours.append(off)
         todo = [n for n in neighbours if n not in evaluated]
-        _evaluate_round(space, ev, todo, budget is not None, evaluated, (best, rank))
+        guide = (evaluated[best], rank_of, predicted)
+        _evaluate_round(space, ev, todo, budget is not None, evaluated, guide)
         step = min([best, *neighbours], key=rank)
         if step == best:
             break
@@ -256,22 +261,27 @@ def _evaluate_round(
     todo: list[tuple[int, ...]],
     memory: bool,
     evaluated: dict[tuple[int, ...], dict[str, Any]],
-    best_and_rank: tuple[tuple[int, ...], Any],
+    guide: tuple[dict[str, Any], Any, dict[tuple[int, ...], float]],
 ) -> None:
-    """A descent round's new neighbours `todo`, evaluated into `evaluated`. With a helper
-    process, one at a time (the same evaluations, in the same order): a neighbour better than
-    the best so far is sent to the helper at once (`Evaluator.expect`), as the answer unless a
-    later one beats it (on the GPT cases of benchmarks/plan/ the answer is the fourth of round
-    one's six neighbours, found 0.4 s before the round ends at 96 layers)."""
+    """A descent round's new neighbours `todo`, evaluated into `evaluated` (in `todo`'s
+    order). With a helper process, one at a time, those the probes predict to gain most
+    first (`guide`: the best's result, the rank of a result, the predicted changes): a
+    neighbour better than the best so far is sent to the helper at once (`Evaluator.expect`),
+    as the answer unless a later one beats it. On the GPT cases of benchmarks/plan/ the answer
+    is one of round one's neighbours; its whole-module evaluation then runs beside the rest of
+    the descent. The order of the evaluations changes no result (each costs a fresh copy)."""
     if ev.helper is None:
         evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo), memory), strict=True))
         return
-    current, rank = best_and_rank
-    for n in todo:
-        (evaluated[n],) = ev.run(_choice_shardings(space, [n]), memory)
-        if rank(n) < rank(current):
-            current = n
+    best_result, rank_of, predicted = guide
+    current = rank_of(best_result)
+    got: dict[tuple[int, ...], dict[str, Any]] = {}
+    for n in sorted(todo, key=lambda n: predicted.get(n, 0.0)):
+        (got[n],) = ev.run(_choice_shardings(space, [n]), memory)
+        if rank_of(got[n]) < current:
+            current = rank_of(got[n])
             ev.expect(space.shardings(n) or {})
+    evaluated.update((n, got[n]) for n in todo)
 
 
 def _source(module: Any, name: str | None = None) -> tuple[str, str]:
