@@ -15,6 +15,7 @@ from shardwise.errors import InputError
 from shardwise.ir import Module, Op, RawAttr, gc_paused, release_ops
 from shardwise.mesh import Mesh
 from shardwise.plan.cost import CostParams, estimate_ir
+from shardwise.plan.helper import HelperDied, HelperProcess
 from shardwise.plan.stack import CUT, MIN_DEPTH, Stack, cut_copy, extrapolate, find_stack
 from shardwise.sdy.funcs import main_func
 from shardwise.sdy.shardings import set_sharding
@@ -28,6 +29,7 @@ __all__ = [
     "add_mesh",
     "evaluate_candidate",
     "make_executor",
+    "make_helper",
     "stack_cuts",
     "use_as_master",
 ]
@@ -168,7 +170,8 @@ class Evaluator:
     module is a stack of repeated layers (`stack.py`), one extrapolated from its cuts to a few
     layers: to 2 and 3 layers, or, when only the step time matters (`memory=False`: no
     budget), to 1 and 2 (the step time grows by the same from the first layer on, the peak
-    memory may not). `full` gives the whole module's evaluation."""
+    memory may not). `full` gives the whole module's evaluation; `expect` starts one early in
+    the `helper` process, if there is one (the evaluator owns it from then on: `close`)."""
 
     def __init__(
         self,
@@ -178,9 +181,12 @@ class Evaluator:
         executor: Executor | None,
         progress: Any = None,
         cuts: Cuts | None = None,
+        helper: HelperProcess | None = None,
     ):
         self.text, self.name, self.params, self.executor = text, name, params, executor
         self.cuts = cuts
+        self.helper = helper
+        self.expected: dict[Key, int] = {}  # the helper's whole-module evaluations, by job
         self.memo: dict[Key, dict[str, Any]] = {}  # the estimates
         self.exact_memory: set[Key] = set()  # the estimates whose peak memory is right
         self.full_memo: dict[Key, dict[str, Any]] = {}
@@ -205,14 +211,54 @@ class Evaluator:
                 self.exact_memory.add(k)
         return [self.memo[k] for k in keys]
 
+    def expect(self, candidate: Shardings) -> None:
+        """`candidate` is likely the answer (the search's best so far): its whole-module
+        evaluation starts in the helper process while the search goes on, for `full` to
+        take. A guess the helper is still busy with is dropped (the helper killed and forked
+        again: a guess costs the second core, never this one)."""
+        key = _key(candidate)
+        if self.helper is None or key in self.full_memo or key in self.expected:
+            return
+        try:
+            self._send(key)
+        except HelperDied:
+            self.close()  # no more guesses: `full` evaluates here
+
+    def _send(self, key: Key) -> None:
+        assert self.helper is not None
+        for k, job in list(self.expected.items()):
+            if self.helper.done(job):
+                self.full_memo[k] = self.helper.result(job)
+                del self.expected[k]
+        if self.expected:
+            self.helper.close()
+            self.helper = HelperProcess((self.text, self.name))
+            self.expected = {}
+        self.expected[key] = self.helper.submit(whole_module_job, key, self.params)
+
+    def close(self) -> None:
+        """Kill the helper process (a guess it still runs is dropped)."""
+        if self.helper is not None:
+            self.helper.close()
+            self.helper, self.expected = None, {}
+
     def full(self, candidates: Sequence[Shardings], last: bool = False) -> list[dict[str, Any]]:
-        """The whole module's evaluations (the estimates too when there are no cuts).
+        """The whole module's evaluations (the estimates too when there are no cuts): those
+        the helper was asked for (`expect`) from it, the others here.
 
         `last`: the module's last evaluation here: one candidate is costed on the loaded
         module itself, not a clone of it (0.15 s at 96 GPT layers); a later use of the text
         loads it again."""
         keys = [_key(c) for c in candidates]
+        for k in dict.fromkeys(keys):
+            if k not in self.full_memo and k in self.expected and self.helper is not None:
+                try:
+                    self.full_memo[k] = self.helper.result(self.expected.pop(k))
+                except HelperDied:
+                    self.close()  # evaluated here instead
         missing = list(dict.fromkeys(k for k in keys if k not in self.full_memo))
+        if last and missing:
+            self.close()  # its guesses missed: the whole core is this evaluation's
         if last and len(missing) == 1:
             self._tick(len(self.full_memo), len(self.full_memo) + 1)
             master = _MASTERS.pop((self.text, self.name), None)
@@ -346,4 +392,49 @@ def make_executor(executor: Any, module: Module) -> tuple[Executor | None, bool]
 
 def _is_small(module: Module) -> bool:
     """Small modules evaluate faster in-process than a process pool starts."""
-    return (os.cpu_count() or 1) <= 2 or sum(1 for _ in module.walk()) < 3000
+    return (os.cpu_count() or 1) <= 2 or _is_small_module(module)
+
+
+def _is_small_module(module: Module) -> bool:
+    return sum(1 for _ in module.walk()) < 3000
+
+
+def make_helper(
+    executor: Any, pool: Executor | None, module: Module, text: Source, name: str
+) -> HelperProcess | None:
+    """A helper process for `text` (loaded as `module`, the master) where the candidates are
+    evaluated in this process only for want of cores (`executor` None, no pool chosen: a
+    machine of two), the module is not small, and a fork is safe; else None."""
+    if executor is not None or pool is not None or (os.cpu_count() or 1) < 2:
+        return None
+    if not HelperProcess.possible() or _is_small_module(module):
+        return None
+    try:
+        return HelperProcess((text, name))
+    except OSError:  # no fork now (out of memory, out of processes): none
+        return None
+
+
+def cuts_job(state: tuple[Source, str]) -> Cuts | None:
+    """`stack_cuts` of the text's master, in the helper process."""
+    text, name = state
+    with gc_paused():
+        return stack_cuts(_master(text, name), text, name)
+
+
+_PREPARED: dict[tuple[Source, str], Module] = {}  # in the helper: a copy of the master to cost
+
+
+def prepare_job(state: tuple[Source, str]) -> None:
+    """A copy of the text's master, made in the helper while it waits for `whole_module_job`
+    (0.15 s at 96 GPT layers off the time the planner waits for that)."""
+    with gc_paused():
+        _PREPARED[state] = _fresh_copy(*state)
+
+
+def whole_module_job(state: tuple[Source, str], key: Key, params: CostParams) -> dict[str, Any]:
+    """The whole module's evaluation of `key`, in the helper process: `evaluate_candidate`
+    on the copy `prepare_job` made, if there is one."""
+    with gc_paused():
+        module = _PREPARED.pop(state, None)
+        return _cost_of(module if module is not None else _fresh_copy(*state), key, params)

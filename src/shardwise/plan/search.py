@@ -32,6 +32,7 @@ from shardwise.ir import Module, copy_attr, gc_paused
 from shardwise.mesh import Mesh, MeshAxis
 from shardwise.plan.cost import DEFAULT_COST, CostParams, estimate_ir
 from shardwise.plan.evaluate import (
+    Cuts,
     Evaluator,
     Key,
     Source,
@@ -40,11 +41,15 @@ from shardwise.plan.evaluate import (
     _key,
     _master,
     add_mesh,
+    cuts_job,
     evaluate_candidate,
     make_executor,
+    make_helper,
+    prepare_job,
     stack_cuts,
     use_as_master,
 )
+from shardwise.plan.helper import HelperDied, HelperProcess
 from shardwise.plan.result import ArgPlan, Plan
 from shardwise.plan.space import SearchSpace, build_space
 from shardwise.plan.standard import standard_plans
@@ -210,9 +215,11 @@ def _descend(
     replicated, and moves to the best neighbour if it is better; it stops when none is."""
     base = tuple(0 for _ in space.groups)
 
-    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
-        r = evaluated[c]
+    def rank_of(r: dict[str, Any]) -> tuple[bool, float]:
         return (not _fits(r, budget), r["time_s"])
+
+    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
+        return rank_of(evaluated[c])
 
     def alone(g: int, k: int, what: str) -> float | None:
         probe = probes.get(base[:g] + (k,) + base[g + 1 :])
@@ -222,6 +229,7 @@ def _descend(
     for _ in range(DESCENT_ROUNDS):
         what = "time_s" if _fits(evaluated[best], budget) else "peak_memory_bytes_per_device"
         neighbours = []
+        predicted: dict[tuple[int, ...], float] = {}  # the probes' change, where they tell
         for g, group in enumerate(space.groups):
             here = alone(g, best[g], what)
             for k in range(len(group.candidates)):
@@ -231,19 +239,49 @@ def _descend(
                     continue
                 if here is None or there < here:
                     neighbours.append(n)
+                    predicted[n] = 0.0 if here is None else there - here
             # And back to replicated: probes alone favour sharding, in context it may not pay
             # (a sharded attention beside a sharded MLP on 8x8).
             off = best[:g] + (0,) + best[g + 1 :]
             if best[g] != 0 and off not in neighbours and space.shardings(off) is not None:
                 neighbours.append(off)
         todo = [n for n in neighbours if n not in evaluated]
-        todo_results = ev.run(_choice_shardings(space, todo), budget is not None)
-        evaluated.update(zip(todo, todo_results, strict=True))
+        guide = (evaluated[best], rank_of, predicted)
+        _evaluate_round(space, ev, todo, budget is not None, evaluated, guide)
         step = min([best, *neighbours], key=rank)
         if step == best:
             break
         best = step
     return list(evaluated)
+
+
+def _evaluate_round(
+    space: SearchSpace,
+    ev: Evaluator,
+    todo: list[tuple[int, ...]],
+    memory: bool,
+    evaluated: dict[tuple[int, ...], dict[str, Any]],
+    guide: tuple[dict[str, Any], Any, dict[tuple[int, ...], float]],
+) -> None:
+    """A descent round's new neighbours `todo`, evaluated into `evaluated` (in `todo`'s
+    order). With a helper process, one at a time, those the probes predict to gain most
+    first (`guide`: the best's result, the rank of a result, the predicted changes): a
+    neighbour better than the best so far is sent to the helper at once (`Evaluator.expect`),
+    as the answer unless a later one beats it. On the GPT cases of benchmarks/plan/ the answer
+    is one of round one's neighbours; its whole-module evaluation then runs beside the rest of
+    the descent. The order of the evaluations changes no result (each costs a fresh copy)."""
+    if ev.helper is None:
+        evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo), memory), strict=True))
+        return
+    best_result, rank_of, predicted = guide
+    current = rank_of(best_result)
+    got: dict[tuple[int, ...], dict[str, Any]] = {}
+    for n in sorted(todo, key=lambda n: predicted.get(n, 0.0)):
+        (got[n],) = ev.run(_choice_shardings(space, [n]), memory)
+        if rank_of(got[n]) < current:
+            current = rank_of(got[n])
+            ev.expect(space.shardings(n) or {})
+    evaluated.update((n, got[n]) for n in todo)
 
 
 def _source(module: Any, name: str | None = None) -> tuple[str, str]:
@@ -301,22 +339,34 @@ def plan_module(
     # 24); each candidate's module, with the ops its passes erased, is freed by reference
     # counting (`release_ops`). Peak RSS at 96 layers: 545 MB (448 MB with the GC on).
     with gc_paused():
-        space = build_space(base, mesh_name, mesh_value)
-        cuts = stack_cuts(base, text, name)
         pool, owned = make_executor(executor, base)
+        # On a machine of two cores the candidates run here, one at a time: a helper process
+        # forked now, holding the loaded input, cuts the stack while the search space is built
+        # here, and evaluates the search's best on the whole module while the search goes on.
+        helper = make_helper(executor, pool, base, text, name)
+        ev = None
         try:
-            ev = Evaluator(text, name, params, pool, progress, cuts)
+            cut = None if helper is None else helper.submit(cuts_job)
+            space = build_space(base, mesh_name, mesh_value)
+            cuts, helper = _cuts(base, text, name, helper, cut)
+            ev = Evaluator(text, name, params, pool, progress, cuts, helper)
             labelled, results = _search(space, ev, budget)
+            ev.expect(labelled[_answer(results, budget)][1])
             # The answer printed before the whole module is costed on the loaded input itself.
             printed = _printed_answer(text, name, labelled, results, budget)
             reported = _checked(ev, labelled, results, budget)
             if reported is None:  # the cuts' estimates missed: search the whole module instead
+                ev.close()
                 whole = Evaluator(text, name, params, pool, progress)
                 whole.full_memo = ev.full_memo
                 ev = whole
                 labelled, results = _search(space, ev, budget)
                 reported = results
         finally:
+            if ev is not None:
+                ev.close()
+            elif helper is not None:
+                helper.close()
             if owned and pool is not None:
                 pool.shutdown()
         # The replicated program (every planned argument closed and replicated): the search has
@@ -330,6 +380,25 @@ def plan_module(
         plan.search_time_s = time.perf_counter() - start
         plan.candidates_evaluated = len(ev.memo)
         return plan
+
+
+def _cuts(
+    base: Module, text: Source, name: str, helper: HelperProcess | None, job: int | None
+) -> tuple[Cuts | None, HelperProcess | None]:
+    """`stack_cuts` of the input, from the helper's job `job` or (without a helper, or if it
+    died) made here; and the helper, kept only with cuts (without them the search is the
+    whole module's evaluations: nothing to overlap), told to copy the input ahead of the
+    answer's evaluation."""
+    if helper is not None and job is not None:
+        try:
+            cuts = helper.result(job)
+            if cuts is not None:
+                helper.submit(prepare_job)
+                return cuts, helper
+        except HelperDied:
+            pass
+        helper.close()
+    return stack_cuts(base, text, name), None
 
 
 def _search(

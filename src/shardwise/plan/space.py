@@ -18,6 +18,7 @@ layers get one choice, so a 24-layer model is searched like a one-layer one.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from shardwise.axis import AxisRef
 from shardwise.ir import Module, Op, SymbolTable, TensorType, Value, func_arg_attrs
 from shardwise.mesh import Mesh
 from shardwise.rules.registry import get_or_create_sharding_rule
+from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy.funcs import callee_of, main_func
 from shardwise.sdy.shardings import get_sharding
 from shardwise.sharding import DimensionSharding, TensorSharding
@@ -148,23 +150,34 @@ class SearchSpace:
 class _UnionFind:
     """Union-find over (value, dim, call context): a callee's values are keyed by the call
     that reached them, so two calls of one func are two copies (as Shardy's import flattens
-    the call graph), and dims that only meet in a shared helper are not tied."""
+    the call graph), and dims that only meet in a shared helper are not tied. A value's dims
+    are numbered together when it is first keyed (`base` + dim: no tuple per dim)."""
 
     def __init__(self) -> None:
         self.parent: list[int] = []
-        self.index: dict[tuple[int, int, int], int] = {}
+        self.base: dict[tuple[int, int], int] = {}  # (id(value), context) -> its dim 0
         self.values: dict[int, Value] = {}
         self.dot_keys: list[int] = []  # operand dims of dots and convolutions
         self.ctx = 0  # the call context of the ops being linked
 
     def key(self, value: Value, dim: int, ctx: int | None = None) -> int:
-        k = (id(value), dim, self.ctx if ctx is None else ctx)
-        i = self.index.get(k)
-        if i is None:
-            i = self.index[k] = len(self.parent)
-            self.parent.append(i)
+        k = (id(value), self.ctx if ctx is None else ctx)
+        base = self.base.get(k)
+        if base is None:
+            base = self.base[k] = len(self.parent)
+            self.parent.extend(range(base, base + _rank(value)))
             self.values[id(value)] = value
-        return i
+        return base + dim
+
+    def roots(self) -> list[int]:
+        """Each index's root, in one pass: a parent is never above its child's index (`union`
+        hangs the larger root under the smaller, `find` hangs a node under its grandparent),
+        so a parent's root is known before its children's."""
+        root = self.parent.copy()
+        for i, p in enumerate(self.parent):
+            if p != i:
+                root[i] = root[p]
+        return root
 
     def find(self, i: int) -> int:
         while self.parent[i] != i:
@@ -202,17 +215,26 @@ def _link_rule(uf: _UnionFind, op: Op) -> None:
     if rule is None:
         return
     tensors = [*op.operands, *op.results]
-    skip = set(rule.need_replication_factors) | set(rule.blocked_propagation_factors)
-    by_factor: dict[int, list[int]] = {}
-    for value, mapping in zip(tensors, rule.tensor_mappings, strict=False):
-        for d, factors in enumerate(mapping):
-            if factors and factors[0] not in skip and rule.factor_sizes[factors[0]] > 1:
-                by_factor.setdefault(factors[0], []).append(uf.key(value, d))
-    for keys in by_factor.values():
+    for dims in _factor_dims(rule):
+        keys = [uf.key(tensors[t], d) for t, d in dims if t < len(tensors)]
         for k in keys[1:]:
             uf.union(keys[0], k)
     if op.name in _COMPUTE_OPS:
         uf.dot_keys.extend(uf.key(value, d) for value in op.operands for d in range(_rank(value)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _factor_dims(rule: OpShardingRule) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The (tensor, dim) pairs of `rule` whose major factor is the same, per factor that links
+    more than one dim (not one that needs replication or blocks propagation, nor of size 1):
+    read once per rule, not once per op (ops of a repeated layer share their rules)."""
+    skip = set(rule.need_replication_factors) | set(rule.blocked_propagation_factors)
+    by_factor: dict[int, list[tuple[int, int]]] = {}
+    for t, mapping in enumerate(rule.tensor_mappings):
+        for d, factors in enumerate(mapping):
+            if factors and factors[0] not in skip and rule.factor_sizes[factors[0]] > 1:
+                by_factor.setdefault(factors[0], []).append((t, d))
+    return tuple(tuple(dims) for dims in by_factor.values() if len(dims) > 1)
 
 
 _COMPUTE_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"})
@@ -326,10 +348,12 @@ def _classes(
     uf: _UnionFind, class_of_root: dict[int, int], args: list[ArgInfo]
 ) -> tuple[DimClass, ...]:
     values: dict[int, set[tuple[int, int]]] = {c: set() for c in class_of_root.values()}
-    for (vid, _, ctx), i in uf.index.items():
-        c = class_of_root.get(uf.find(i))
-        if c is not None:
-            values[c].add((vid, ctx))
+    roots = uf.roots()
+    for (vid, ctx), base in uf.base.items():
+        for i in range(base, base + _rank(uf.values[vid])):
+            c = class_of_root.get(roots[i])
+            if c is not None:
+                values[c].add((vid, ctx))
     arg_dims: dict[int, list[tuple[int, int]]] = {c: [] for c in class_of_root.values()}
     sizes: dict[int, int] = {}
     for arg in args:
@@ -337,7 +361,7 @@ def _classes(
             if c >= 0:
                 arg_dims[c].append((arg.index, d))
                 sizes[c] = math.gcd(sizes.get(c, 0), arg.shape[d])
-    in_dot = {class_of_root.get(uf.find(k), -1) for k in uf.dot_keys}
+    in_dot = {class_of_root.get(roots[k], -1) for k in uf.dot_keys}
     return tuple(
         DimClass(
             sizes[c],

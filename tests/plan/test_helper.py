@@ -1,0 +1,144 @@
+"""The helper process on the second core (`plan/helper.py`): jobs run in order in a forked
+child that shares the planner's state; the stack's cuts and the whole module's evaluations it
+gives are the planner's own; a plan made with it is the plan made without it, byte for byte."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+
+import pytest
+
+from shardwise.plan import evaluate, search
+from shardwise.plan.cost import DEFAULT_COST
+from shardwise.plan.helper import HelperDied, HelperProcess
+from shardwise.plan.search import _key, parse_mesh_spec
+from shardwise.plan.standard import standard_plans
+from tests.plan.test_stack import _stack_text, _with_mesh
+
+# Here JAX is loaded (the models are lowered with it), so the planner would not fork
+# (`HelperProcess.possible`); the tests fork all the same, the child running only shardwise.
+pytestmark = [
+    pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork"),
+    pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning"),
+]
+
+
+def _add(state: int, x: int) -> int:
+    return state + x
+
+
+def _fail(state: int) -> int:
+    raise ValueError(f"job failed with state {state}")
+
+
+def _sleep(state: int, seconds: float) -> int:
+    time.sleep(seconds)
+    return state
+
+
+def test_jobs_run_in_order_with_the_state_the_fork_shared():
+    helper = HelperProcess(40)
+    try:
+        first, second = helper.submit(_add, 1), helper.submit(_add, 2)
+        assert helper.result(second) == 42
+        assert helper.done(first) and helper.result(first) == 41
+    finally:
+        helper.close()
+
+
+def test_a_jobs_exception_is_raised_by_result():
+    helper = HelperProcess(7)
+    try:
+        job = helper.submit(_fail)
+        with pytest.raises(ValueError, match="job failed with state 7"):
+            helper.result(job)
+    finally:
+        helper.close()
+
+
+def test_close_drops_a_job_still_running():
+    helper = HelperProcess(0)
+    job = helper.submit(_sleep, 60.0)
+    assert not helper.done(job)
+    start = time.perf_counter()
+    helper.close()
+    assert time.perf_counter() - start < 5.0
+
+
+def _loaded(mesh: str):
+    """The 5-layer stack with the planner's mesh, as the planner holds it: the master."""
+    text = _stack_text(5)
+    module, _, space = _with_mesh(text, mesh)
+    named = evaluate.WithMesh(text, parse_mesh_spec(mesh))
+    evaluate.use_as_master(named, "<t>", module)
+    return module, named, space
+
+
+def test_the_helpers_cuts_are_the_planners():
+    module, named, _ = _loaded("data=2,model=4")
+    helper = HelperProcess((named, "<t>"))
+    try:
+        got = helper.result(helper.submit(evaluate.cuts_job))
+    finally:
+        helper.close()
+    assert got is not None
+    assert got == evaluate.stack_cuts(module, named, "<t>")
+
+
+def test_a_guess_the_helper_is_busy_with_is_dropped_for_the_next():
+    """`expect` twice in a row: the first guess is still running, so the helper is forked
+    again for the second; `full` gives the second's whole-module evaluation as costed here."""
+    module, named, space = _loaded("data=2,model=4")
+    first, second = list(standard_plans(space).values())[:2]
+    helper = HelperProcess((named, "<t>"))
+    ev = evaluate.Evaluator(named, "<t>", DEFAULT_COST, None, helper=helper)
+    try:
+        ev.expect(first)
+        ev.expect(second)
+        assert ev.helper is not helper and list(ev.expected) == [_key(second)]
+        (got,) = ev.full([second])
+    finally:
+        ev.close()
+    assert ev.helper is None
+    assert got == evaluate.evaluate_candidate(named, "<t>", _key(second), DEFAULT_COST)
+
+
+def test_a_helper_that_died_is_dropped_and_the_evaluation_made_here():
+    _, named, space = _loaded("data=2,model=4")
+    first = next(iter(standard_plans(space).values()))
+    helper = HelperProcess((named, "<t>"))
+    os.kill(helper._process.pid, signal.SIGKILL)
+    helper._process.join()
+    with pytest.raises(HelperDied):
+        helper.result(helper.submit(_add, 1))
+    ev = evaluate.Evaluator(named, "<t>", DEFAULT_COST, None, helper=HelperProcess((named, "<t>")))
+    ev.helper._process.kill()
+    ev.helper._process.join()
+    ev.expect(first)
+    assert ev.helper is None
+    (got,) = ev.full([first])
+    assert got == evaluate.evaluate_candidate(named, "<t>", _key(first), DEFAULT_COST)
+
+
+@pytest.mark.parametrize("mesh", ["data=2,model=4", "data=2,model=2,seq=2"])
+def test_a_plan_made_with_the_helper_is_the_plan_made_without_it(mesh, monkeypatch):
+    text = _stack_text(5)
+    alone = search.plan_module(text, mesh, executor="inline")
+    replies = []
+
+    def forced(executor, pool, module, source, name):  # the GPT cases' path, on a small stack
+        helper = HelperProcess((source, name))
+        replies.append(helper)
+        return helper
+
+    monkeypatch.setattr(search, "make_helper", forced)
+    helped = search.plan_module(text, mesh)
+    assert replies and all(h._read >= 2 for h in replies)  # the cuts and the answer, at least
+    assert helped.text == alone.text  # byte for byte
+    got, want = helped.to_json(), alone.to_json()
+    got.pop("search_time_s")
+    want.pop("search_time_s")
+    assert got == want
