@@ -6,7 +6,6 @@ the solver); the evaluator's expected scores are worked out by hand in the comme
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import time
@@ -28,6 +27,7 @@ from shardwise.plan.iopddl import (
     read_problem,
 )
 from shardwise.plan.iopddl_solver import solve
+from tests.plan.iopddl_oracle import brute_force
 
 # Three nodes, a chain 0-1-2. Node 1 is live over [1, 3) and node 2 over [2, 4), so they
 # overlap at t = 2; node 0 lives over [0, 2).
@@ -47,17 +47,6 @@ CHAIN = {
         "usage_limit": 12,
     }
 }
-
-
-def _brute_force(problem: Problem) -> int | None:
-    """The optimum over every assignment (None when nothing fits)."""
-    best = None
-    ranges = [range(problem.num_strategies(i)) for i in range(problem.num_nodes)]
-    for sol in itertools.product(*ranges):
-        ev = evaluate(problem, sol)
-        if ev.feasible and (best is None or ev.cost < best):
-            best = ev.cost
-    return best
 
 
 @pytest.mark.parametrize(
@@ -91,7 +80,7 @@ def test_solve_chain_optimal():
     prob = parse_problem(CHAIN)
     res = solve(prob, time_limit=10)
     assert res.strategies == (0, 0, 1)
-    assert res.cost == _brute_force(prob) == 19
+    assert res.cost == brute_force(prob) == 19
     assert res.status == "optimal"
     assert evaluate(prob, res.strategies).feasible
 
@@ -148,7 +137,7 @@ def problems(
 
 @given(problems(arity3=True))
 def test_solver_matches_brute_force(prob):
-    best = _brute_force(prob)
+    best = brute_force(prob)
     if best is None:
         with pytest.raises(InfeasibleError):
             solve(prob, time_limit=5)
@@ -167,7 +156,7 @@ PENALTY = 10**18
 @given(problems(penalty=True))
 def test_solver_avoids_penalties(prob):
     """Forbidden entries are fixed to 0 in the MILP: a penalty-free optimum is found exactly."""
-    best = _brute_force(prob)
+    best = brute_force(prob)
     if best is None:
         return
     res = solve(prob, time_limit=5)
@@ -181,7 +170,7 @@ def test_solver_avoids_penalties(prob):
 @given(problems())
 def test_few_memory_rows_then_repair_is_valid(prob):
     """With room for one memory row only, the MILP may go over elsewhere: the repair fixes it."""
-    best = _brute_force(prob)
+    best = brute_force(prob)
     if best is None:
         return
     with pytest.MonkeyPatch.context() as mp:
@@ -193,7 +182,7 @@ def test_few_memory_rows_then_repair_is_valid(prob):
 
 @given(problems())
 def test_local_search_alone_is_valid(prob):
-    if _brute_force(prob) is None:
+    if brute_force(prob) is None:
         return
     res = solve(prob, time_limit=5, use_milp=False)
     assert evaluate(prob, res.strategies).feasible
@@ -213,7 +202,7 @@ def test_local_search_moves_both_ends_of_an_edge():
         10,
     )
     res = solve(prob, time_limit=5, use_milp=False)
-    assert res.strategies == (1, 1) and res.cost == 20 == _brute_force(prob)
+    assert res.strategies == (1, 1) and res.cost == 20 == brute_force(prob)
 
 
 def test_infeasible_budget_names_the_smallest_limit():
@@ -313,7 +302,7 @@ def _split_chain(n: int = 6) -> Problem:
 def test_penalty_free_start_avoids_what_the_local_search_cannot_escape():
     prob = _split_chain()
     res = solve(prob, time_limit=5, use_milp=False)
-    assert res.cost == 30 == _brute_force(prob)  # all equal: half the nodes pay 10
+    assert res.cost == 30 == brute_force(prob)  # all equal: half the nodes pay 10
     assert evaluate(prob, res.strategies).feasible
 
 
@@ -334,7 +323,7 @@ def test_penalty_free_start_leaves_memory_for_the_forced_choices():
     start = iopddl_solver._penalty_free_start(model, time.monotonic() + 5, frugal=True)
     assert iopddl_solver._penalties(model, start) == 0
     res = solve(prob, time_limit=5, use_milp=False)
-    assert res.cost == 5 == _brute_force(prob)
+    assert res.cost == 5 == brute_force(prob)
 
 
 # Three nodes, every pair costing 5 when both take strategy 0, 0 when both take 1, 20 when
@@ -367,7 +356,7 @@ def test_the_neighbourhood_search_leaves_what_single_and_pair_moves_cannot(monke
 def test_the_neighbourhood_search_is_valid(prob):
     """Where the whole MILP is too big, the neighbourhoods' answer fits the limit and is
     never worse than the local search's."""
-    if _brute_force(prob) is None:
+    if brute_force(prob) is None:
         return
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(iopddl_solver, "_WHOLE_MILP_VARS", 0)
@@ -424,3 +413,21 @@ def test_the_neighbourhood_search_leaves_nodes_on_larger_edges_alone(monkeypatch
     drawn.clear()
     assert iopddl_lns.lns(model, np.zeros(3, dtype=np.int64), time.monotonic() + 3) == 0
     assert drawn == []  # every node touches the three-node edge: nothing to draw
+
+
+def test_pair_moves_leave_alone_two_nodes_on_one_larger_edge():
+    # Found by hypothesis: nodes 1, 2 and 3 share a three-node edge, nodes 2 and 3 a two-node
+    # edge. The MILP's optimum (0, 0, 0, 0) costs 1 (node 3's strategy 0); a joint move of
+    # nodes 2 and 3 counted the three-node edge as each end's change summed and took
+    # (0, 1, 1, 2), which costs 2 (node 1's strategy 1).
+    prob = Problem(
+        "hyper-pair",
+        ((0, 0),) * 4,
+        ((0,), (0, 2), (0, 0, 0), (1, 1, 0)),
+        ((0,), (0, 0), (0, 0, 0), (0, 0, 0)),
+        ((0, 1), (0, 1), (2, 3), (3, 1, 2)),
+        ((0, 0), (0, 0), (0, 0, 2, 0, 0, 0, 0, 0, 0), (0,) * 13 + (3, 1, 0, 0, 0)),
+        0,
+    )
+    res = solve(prob, time_limit=5)
+    assert res.cost == 1 == brute_force(prob) and res.status == "optimal"

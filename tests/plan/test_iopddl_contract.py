@@ -6,7 +6,6 @@ over every assignment (written here, independent of the solver)."""
 
 from __future__ import annotations
 
-import itertools
 import time
 
 import numpy as np
@@ -17,18 +16,9 @@ from shardwise.plan.highs import Forked
 from shardwise.plan.iopddl import Problem, evaluate
 from shardwise.plan.iopddl_contract import contract, search
 from shardwise.plan.iopddl_solver import _build_model, solve
+from tests.plan.iopddl_oracle import brute_force
 
 P = 10**18  # the contest's forbidden cost
-
-
-def _brute_force(problem: Problem) -> int | None:
-    best = None
-    ranges = [range(problem.num_strategies(i)) for i in range(problem.num_nodes)]
-    for sol in itertools.product(*ranges):
-        ev = evaluate(problem, sol)
-        if ev.feasible and (best is None or ev.cost < best):
-            best = ev.cost
-    return best
 
 
 def _tied(limit: int) -> Problem:
@@ -81,7 +71,7 @@ def test_search_adds_the_memory_rows_the_answer_needs():
         search(model, contract(model), time.monotonic() + 10, found.append)
         f = found[-1]
         assert f.assign.tolist() == assign and f.optimal and f.objective == cost
-        assert evaluate(prob, tuple(assign)).cost == cost == _brute_force(prob)
+        assert evaluate(prob, tuple(assign)).cost == cost == brute_force(prob)
 
 
 def test_solve_takes_the_contracted_answer():
@@ -127,7 +117,7 @@ def tied_problems(draw, max_nodes: int = 5, max_strategies: int = 3):
 @settings(max_examples=60, deadline=None)
 @given(tied_problems())
 def test_the_contracted_search_finds_the_penalty_free_optimum(prob):
-    best = _brute_force(prob)
+    best = brute_force(prob)
     model = _build_model(prob)
     con = contract(model)
     if con is None:
@@ -148,7 +138,7 @@ def test_the_contracted_search_finds_the_penalty_free_optimum(prob):
 @settings(max_examples=25, deadline=None)
 @given(tied_problems())
 def test_solve_with_ties_is_optimal(prob):
-    best = _brute_force(prob)
+    best = brute_force(prob)
     if best is None:
         return
     res = solve(prob, time_limit=5)

@@ -514,6 +514,10 @@ def _pair_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: f
     for i, j, table in model.pairs:
         if time.monotonic() > deadline:
             return improved
+        if set(model.incident_other[i]) & set(model.incident_other[j]):
+            # An edge of more nodes joins both: its cost for a joint move is not the sum of
+            # each end's (taking it as that once turned an optimum of 1 into 2).
+            continue
         si, sj = int(assign[i]), int(assign[j])
         # Each end's cost without this edge, then the joint table.
         vi = _incident_costs(model, i, assign) - table[:, sj]
