@@ -37,7 +37,7 @@ from shardwise.propagation.factor_propagation import (
 )
 from shardwise.propagation.observed_step import observed_step
 from shardwise.propagation.projection import ShardingProjection
-from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, SettledOpSkip
+from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, WRITES_NOTHING, SettledOpSkip
 from shardwise.propagation.sharding_group_map import ShardingGroupMap
 from shardwise.propagation.step_directions import (
     DIRECTIONS_BY_MORE_THAN_NAME,
@@ -313,11 +313,16 @@ class PropagationDriver(DriverWrites):
             stored = op.attributes.get(SHARDING_RULE_ATTR) is rule
         operand_shardings = get_operand_shardings(op)
         result_shardings = get_result_shardings(op)
+        states = self.skip.states
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):
             if self.skip.op_directions is not None:
                 self.skip.op_directions[id(op)] = ANY_DIRECTIONS
+            states[id(op)] = WRITES_NOTHING
             return
+        # What the step read, kept for the next run when the visit writes nothing (None: not
+        # read, or written over).
+        state: object = None
         if self.observer is not None:
             changed = self.propagate_tensor_shardings(
                 op,
@@ -337,6 +342,7 @@ class PropagationDriver(DriverWrites):
                     directions = self.directions(op, rule)
             else:
                 directions = self.directions(op, rule)
+            state = (operand_shardings, result_shardings)
             if any(directions):
                 mesh_name = self.common_mesh_name(operand_shardings + result_shardings)
                 if mesh_name is not None:
@@ -357,6 +363,10 @@ class PropagationDriver(DriverWrites):
                             changed = self._write_op_step(
                                 op, operand_shardings, result_shardings, new_operands, new_results
                             )
+        if changed or state is None:
+            states.pop(id(op), None)
+        else:
+            states[id(op)] = state
         if changed:
             self.skip.unsettled.add(id(op))
         elif self.skip.unsettled:
@@ -379,6 +389,48 @@ class PropagationDriver(DriverWrites):
         if memoized is None:
             memoized = memo[memo_key] = step_directions(rule, self._direction_for(op))
         return memoized
+
+    def step_writes_nothing(self, op: Op, rule: OpShardingRule, directions: tuple) -> bool:
+        """Whether a visit of `op` (its rule `rule`, stored on it) with `directions` would
+        find nothing to write now: no sharding, no factor to move, no mesh, or a step that
+        updates no tensor (the tests of `_propagate_registered_op`, in its order). The
+        shardings the op's latest visit read stand for its own when the skip keeps them
+        (`states`), else they are read. Always False while an observer watches: it sees
+        every step of an op whose directions change."""
+        if self.observer is not None:
+            return False
+        state = self.skip.states.get(id(op))
+        if state is None:
+            operand_shardings = get_operand_shardings(op)
+            result_shardings = get_result_shardings(op)
+            if not any(operand_shardings) and not any(result_shardings):
+                self.skip.states[id(op)] = WRITES_NOTHING
+                return True
+            self.skip.states[id(op)] = (operand_shardings, result_shardings)
+        elif state is WRITES_NOTHING:
+            return True
+        else:
+            operand_shardings, result_shardings = state  # type: ignore[misc]
+        if not any(directions):
+            return True
+        mesh_name = self.common_mesh_name(operand_shardings + result_shardings)
+        if mesh_name is None:
+            return True
+        mesh = self.meshes[mesh_name]
+        if mesh.is_maximal:
+            return True
+        new_operands, new_results = self.step(
+            self.strategy,
+            rule,
+            tuple(operand_shardings),
+            tuple(result_shardings),
+            mesh_name,
+            mesh,
+            directions,
+            self.conservative,
+            is_elementwise(op),
+        )
+        return not any(new_operands) and not any(new_results)
 
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
         """The key of `op`'s directions in `directions_memo`, None if they are not memoized."""

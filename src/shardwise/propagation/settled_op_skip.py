@@ -39,7 +39,7 @@ from shardwise.sdy.shardings import (
 )
 from shardwise.sharding import TensorSharding
 
-__all__ = ["ANY_DIRECTIONS", "COMPUTATIONS", "SettledOpSkip", "SkipHost"]
+__all__ = ["ANY_DIRECTIONS", "COMPUTATIONS", "WRITES_NOTHING", "SettledOpSkip", "SkipHost"]
 
 
 class SkipHost(Protocol):
@@ -54,6 +54,8 @@ class SkipHost(Protocol):
     def directions(self, op: Op, rule: OpShardingRule) -> tuple: ...
 
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
+
+    def step_writes_nothing(self, op: Op, rule: OpShardingRule, directions: tuple) -> bool: ...
 
     def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None: ...
 
@@ -109,6 +111,14 @@ class SettledOpSkip:
         self.edge_directions: dict[int, object] = (
             previous.edge_directions if previous is not None else {}
         )
+        # The shardings each registered op's latest visit read when it wrote nothing: its
+        # operands' and results' lists (`WRITES_NOTHING`: no sharding at all), by op id. Kept
+        # from run to run while the previous run vouches for this one: an op outside the
+        # previous run's `unsettled` has had these shardings since (a write reaching it would
+        # have requeued it, or named it in `unsettled`; a write that could do neither sets
+        # `unrequeued_write`, and the next run starts afresh). No run creates an op, so an id
+        # names one op for as long as the dict is kept.
+        self.states: dict[int, object] = {}
         if previous is None or previous.unrequeued_write or not vouched:
             return
         memo = previous_memo
@@ -119,6 +129,7 @@ class SettledOpSkip:
             self.previous_directions = {}
             self.previous_op_directions = previous.op_directions
         self.previous_unsettled = previous.unsettled
+        self.states = previous.states
 
     @property
     def active(self) -> bool:
@@ -128,6 +139,7 @@ class SettledOpSkip:
     def forget_previous(self) -> None:
         """A write before the loop (the func-results step) requeued nothing: vouch for none."""
         self.previous_directions = None
+        self.states = {}
 
     def keep_seed_keys(self, previous: SettledOpSkip) -> None:
         """The previous run seeded the same ops (none was erased): reuse its keys."""
@@ -179,15 +191,32 @@ class SettledOpSkip:
         by_key, firsts = self.seed_keys
         positions = list(by_key.get(_ALWAYS, ()))
         per_op = self.previous_op_directions
+        index, last = host.worklist._index, len(seed) - 1
+        unsettled = {last - index[i] for i in self.previous_unsettled if i in index}
         for key, op in firsts.items():
             directions = host.directions(op, key[1])
             if per_op is not None:  # each op against the directions of its latest step
-                for position in by_key[key]:
-                    old = per_op.get(id(seed[position]))
-                    if old is not ANY_DIRECTIONS and old != directions:
-                        positions.append(position)
+                changed = [
+                    position
+                    for position in by_key[key]
+                    if per_op.get(id(seed[position])) not in (ANY_DIRECTIONS, directions)
+                ]
             elif previous.get(key) != directions:
-                positions += by_key[key]
+                changed = by_key[key]
+            else:
+                changed = [position for position in by_key[key] if position in unsettled]
+            # Not settled under these directions by the previous run, but maybe now: an op
+            # whose step writes nothing at the start of the run is at a fixed point, as one
+            # the previous run settled (a write reaching it requeues it all the same). What an
+            # unsettled op's latest visit read is stale (it wrote since): read again.
+            writes_nothing, states, rule = host.step_writes_nothing, self.states, key[1]
+            for position in changed:
+                op = seed[position]
+                if position in unsettled:
+                    states.pop(id(op), None)
+                if not writes_nothing(op, rule, directions):
+                    positions.append(position)
+            unsettled.difference_update(changed)
         # A data-flow edge (no rule, a pattern of its own) against its latest step's direction.
         edge_directions = self.edge_directions
         for position in by_key.get(_EDGE, ()):
@@ -195,8 +224,7 @@ class SettledOpSkip:
             old = edge_directions.get(id(edge))
             if type(old) is not PropagationDirection or old != host.edge_direction(edge):
                 positions.append(position)
-        index, last = host.worklist._index, len(seed) - 1
-        positions += [last - index[i] for i in self.previous_unsettled if i in index]
+        positions += unsettled
         return sorted(set(positions))
 
     def _visit_key(
@@ -348,3 +376,6 @@ _COMPUTATIONS = frozenset({"sdy.named_computation", "sdy.manual_computation"})
 COMPUTATIONS = _COMPUTATIONS
 # `SettledOpSkip.op_directions` of an op whose latest visit found no sharding.
 ANY_DIRECTIONS = object()
+# `SettledOpSkip.states` of an op whose visit found no sharding (it writes nothing under any
+# directions).
+WRITES_NOTHING = object()
