@@ -203,6 +203,27 @@ def test_changed_directions_skip_steps_that_write_nothing(
     assert "stablehlo.broadcast_in_dim" in checked_skips
 
 
+def test_a_func_result_step_that_wrote_nothing_is_not_repeated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The main func's result steps start and end every driver run; one that wrote nothing is
+    not computed again while the returned value and both shardings are the same objects (the
+    step is a pure function of them), and the output is Shardy's."""
+    quiet: list[tuple[int, int, int]] = []
+    step = PropagationDriver.propagate_tensor_shardings
+
+    def recording_step(self: PropagationDriver, op, operands, results, *args, **kwargs) -> bool:
+        changed = step(self, op, operands, results, *args, **kwargs)
+        if op.name == "func.func" and not changed:
+            quiet.append((id(operands.values[0]), *map(id, operands.shardings + results.shardings)))
+        return changed
+
+    monkeypatch.setattr(PropagationDriver, "propagate_tensor_shardings", recording_step)
+    text = (CORPUS[0].parent / "gpt_fsdp_3d.mlir").read_text()
+    assert _full(text, False) == run_pass(text, _FULL[False])
+    assert quiet and len(set(quiet)) == len(quiet)
+
+
 # A loop whose body calls a private function, called twice more outside: the calls become
 # named computations, whose operands feed their block arguments' edges without requeuing them
 # (in the loop, the operand is the while's block argument, its sharding stored in an edge).

@@ -173,6 +173,15 @@ class PropagationDriver(DriverWrites):
         else:  # no run adds or removes funcs, calls or operands
             self.funcs, self.callers = previous.funcs, previous.callers
             self.edge_parts = previous.edge_parts
+        # The main func's result steps that wrote nothing, by result index: the returned value
+        # and the two shardings the step read (`propagate_func_results`). The step is a pure
+        # function of those (and of the strategy): the same ones again write nothing again.
+        self.quiet_func_results: dict[int, tuple] = (
+            previous.quiet_func_results
+            if previous is not None and previous.strategy is strategy and memoize_steps
+            else {}
+        )
+        self.memoize_steps = memoize_steps
         self.worklist = Worklist()
         # Op names with no rule function (their lookup, with no rule attached, yields None).
         self.ruleless_names: set[str] = set()
@@ -618,16 +627,25 @@ class PropagationDriver(DriverWrites):
                 continue
             sharding = get_sharding(value)
             result_sharding = get_func_result_sharding(func, index)
-            if sharding == result_sharding and self.observer is None:
-                # Both None, or equal: an identity step only expands a factor's axes to those
-                # of another tensor, so it would write nothing (most results, every run but
-                # the first; an observer sees every step).
-                continue
+            if self.observer is None:
+                if sharding == result_sharding:
+                    # Both None, or equal: an identity step only expands a factor's axes to
+                    # those of another tensor, so it would write nothing (most results, every
+                    # run but the first; an observer sees every step).
+                    continue
+                quiet = self.quiet_func_results.get(index)
+                if (
+                    quiet is not None
+                    and quiet[0] is value
+                    and quiet[1] is sharding
+                    and quiet[2] is result_sharding
+                ):
+                    continue  # the step that wrote nothing last time, on the same values
 
             def set_result(_i: int, new: TensorSharding, index: int = index) -> None:
                 set_func_result_sharding(func, index, new)
 
-            self.propagate_tensor_shardings(
+            changed = self.propagate_tensor_shardings(
                 func,
                 Tensors([value], [sharding]),
                 Tensors([value], [result_sharding], set_result, True),
@@ -636,6 +654,8 @@ class PropagationDriver(DriverWrites):
                 False,
                 notify=False,
             )
+            if not changed and self.memoize_steps:
+                self.quiet_func_results[index] = (value, sharding, result_sharding)
 
     # -- the shared step (propagateTensorShardings) -----------------------------------------
 
