@@ -7,11 +7,14 @@ stays at its fixed point until a write reaches it, and every write either requeu
 read it (Shardy's `notifyShardingModified`), names them (`note_write`), or marks the run
 (`unrequeued_write`): then the next run skips nothing. The driver pops the ops it may skip
 without a visit, in the order its full loop would pop them, so the result is Shardy's.
-``SettledOpSkip.check_skips`` computes every skipped visit and fails if it would change
+An op the previous run did not settle under this run's directions (they changed from one
+op-priority round to the next, or its last step wrote) is settled all the same when its step
+writes nothing at the start of the run; the step reads the shardings the op's latest visit
+read (`states`) where they are known to be current. ``SettledOpSkip.check_skips`` computes every skipped visit and fails if it would change
 anything (the tests and fuzz campaigns turn it on).
 
 `SettledOpSkip` is the component: the record one run leaves for the next (`unsettled`,
-`unrequeued_write`, `op_directions`) and what it takes from the previous run. It asks the
+`unrequeued_write`, `op_directions`, `states`) and what it takes from the previous run. It asks the
 driver, through `SkipHost`, only for what a visit would compute.
 """
 
