@@ -399,48 +399,6 @@ class PropagationDriver(DriverWrites):
             memoized = memo[memo_key] = step_directions(rule, self._direction_for(op))
         return memoized
 
-    def step_writes_nothing(self, op: Op, rule: OpShardingRule, directions: tuple) -> bool:
-        """Whether a visit of `op` (its rule `rule`, stored on it) with `directions` would
-        find nothing to write now: no sharding, no factor to move, no mesh, or a step that
-        updates no tensor (the tests of `_propagate_registered_op`, in its order). The
-        shardings the op's latest visit read stand for its own when the skip keeps them
-        (`states`), else they are read. Always False while an observer watches: it sees
-        every step of an op whose directions change."""
-        if self.observer is not None:
-            return False
-        state = self.skip.states.get(id(op))
-        if state is None:
-            operand_shardings = get_operand_shardings(op)
-            result_shardings = get_result_shardings(op)
-            if not any(operand_shardings) and not any(result_shardings):
-                self.skip.states[id(op)] = WRITES_NOTHING
-                return True
-            self.skip.states[id(op)] = (operand_shardings, result_shardings)
-        elif state is WRITES_NOTHING:
-            return True
-        else:
-            operand_shardings, result_shardings = state  # type: ignore[misc]
-        if not any(directions):
-            return True
-        mesh_name = self.common_mesh_name(operand_shardings + result_shardings)
-        if mesh_name is None:
-            return True
-        mesh = self.meshes[mesh_name]
-        if mesh.is_maximal:
-            return True
-        new_operands, new_results = self.step(
-            self.strategy,
-            rule,
-            tuple(operand_shardings),
-            tuple(result_shardings),
-            mesh_name,
-            mesh,
-            directions,
-            self.conservative,
-            is_elementwise(op),
-        )
-        return not any(new_operands) and not any(new_results)
-
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None:
         """The key of `op`'s directions in `directions_memo`, None if they are not memoized."""
         if (

@@ -56,9 +56,13 @@ class SkipHost(Protocol):
 
     def directions(self, op: Op, rule: OpShardingRule) -> tuple: ...
 
-    def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
+    @property
+    def observer(self) -> object | None: ...
 
-    def step_writes_nothing(self, op: Op, rule: OpShardingRule, directions: tuple) -> bool: ...
+    @property
+    def step(self) -> Callable[..., tuple[tuple, tuple]]: ...
+
+    def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
 
     def common_mesh_name(self, shardings: list[TensorSharding | None]) -> str | None: ...
 
@@ -212,12 +216,12 @@ class SettledOpSkip:
             # whose step writes nothing at the start of the run is at a fixed point, as one
             # the previous run settled (a write reaching it requeues it all the same). What an
             # unsettled op's latest visit read is stale (it wrote since): read again.
-            writes_nothing, states, rule = host.step_writes_nothing, self.states, key[1]
+            writes_nothing, states, rule = self._step_writes_nothing, self.states, key[1]
             for position in changed:
                 op = seed[position]
                 if position in unsettled:
                     states.pop(id(op), None)
-                if not writes_nothing(op, rule, directions):
+                if not writes_nothing(host, op, rule, directions):
                     positions.append(position)
             unsettled.difference_update(changed)
         # A data-flow edge (no rule, a pattern of its own) against its latest step's direction.
@@ -229,6 +233,50 @@ class SettledOpSkip:
                 positions.append(position)
         positions += unsettled
         return sorted(set(positions))
+
+    def _step_writes_nothing(
+        self, host: SkipHost, op: Op, rule: OpShardingRule, directions: tuple
+    ) -> bool:
+        """Whether a visit of `op` (its rule `rule`, stored on it) with `directions` would
+        find nothing to write now: no sharding, no factor to move, no mesh, or a step that
+        updates no tensor (the tests of the driver's `_propagate_registered_op`, in its
+        order). The shardings the op's latest visit read stand for its own where `states`
+        keeps them, else they are read. Always False while an observer watches: it sees
+        every step of an op whose directions change."""
+        if host.observer is not None:
+            return False
+        state = self.states.get(id(op))
+        if state is None:
+            operand_shardings = get_operand_shardings(op)
+            result_shardings = get_result_shardings(op)
+            if not any(operand_shardings) and not any(result_shardings):
+                self.states[id(op)] = WRITES_NOTHING
+                return True
+            self.states[id(op)] = (operand_shardings, result_shardings)
+        elif state is WRITES_NOTHING:
+            return True
+        else:
+            operand_shardings, result_shardings = state  # type: ignore[misc]
+        if not any(directions):
+            return True
+        mesh_name = host.common_mesh_name(operand_shardings + result_shardings)
+        if mesh_name is None:
+            return True
+        mesh = host.meshes[mesh_name]
+        if mesh.is_maximal:
+            return True
+        new_operands, new_results = host.step(
+            host.strategy,
+            rule,
+            tuple(operand_shardings),
+            tuple(result_shardings),
+            mesh_name,
+            mesh,
+            directions,
+            host.conservative,
+            is_elementwise(op),
+        )
+        return not any(new_operands) and not any(new_results)
 
     def _visit_key(
         self, host: SkipHost, op: Op, patterns: Collection[str]
