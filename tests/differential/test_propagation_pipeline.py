@@ -17,6 +17,7 @@ from shardwise.errors import VerifyError
 from shardwise.io.mlir import load_text, write_text
 from shardwise.io.reference import ReferenceError, run_pass
 from shardwise.passes import run_pass as run_our_pass
+from shardwise.propagation.driver import PropagationDriver
 from shardwise.propagation.options import PropagationOptions
 from shardwise.propagation.propagation_pipeline import import_and_propagate, propagation_pipeline
 from shardwise.propagation.settled_op_skip import SettledOpSkip
@@ -175,6 +176,52 @@ def test_skips_happen_on_a_deep_model(checked_skips) -> None:
     _full(text, "sdy.named_computation" in text)
     assert len(checked_skips) > 500
     assert "stablehlo.dot_general" in checked_skips
+
+
+def test_changed_directions_skip_steps_that_write_nothing(
+    checked_skips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An op whose directions change from one op-priority round to the next is skipped when its
+    step writes nothing at the start of the round: on a stack of layers, the last two rounds
+    (broadcasts forward, then every op both ways) visit no registered op, and match Shardy."""
+    visits: list[int] = []
+    greedy, visit = PropagationDriver._greedy, PropagationDriver._propagate_registered_op
+
+    def counting_greedy(self: PropagationDriver) -> None:
+        visits.append(0)
+        greedy(self)
+
+    def counting_visit(self: PropagationDriver, op) -> None:
+        visits[-1] += 1
+        visit(self, op)
+
+    monkeypatch.setattr(PropagationDriver, "_greedy", counting_greedy)
+    monkeypatch.setattr(PropagationDriver, "_propagate_registered_op", counting_visit)
+    text = (CORPUS[0].parent / "gpt_stack_4.mlir").read_text()
+    assert _full(text, False) == run_pass(text, _FULL[False])
+    assert len(visits) == 5 and visits[3:] == [0, 0] and min(visits[:3]) > 0
+    assert "stablehlo.broadcast_in_dim" in checked_skips
+
+
+def test_a_func_result_step_that_wrote_nothing_is_not_repeated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The main func's result steps start and end every driver run; one that wrote nothing is
+    not computed again while the returned value and both shardings are the same objects (the
+    step is a pure function of them), and the output is Shardy's."""
+    quiet: list[tuple[int, int, int]] = []
+    step = PropagationDriver.propagate_tensor_shardings
+
+    def recording_step(self: PropagationDriver, op, operands, results, *args, **kwargs) -> bool:
+        changed = step(self, op, operands, results, *args, **kwargs)
+        if op.name == "func.func" and not changed:
+            quiet.append((id(operands.values[0]), *map(id, operands.shardings + results.shardings)))
+        return changed
+
+    monkeypatch.setattr(PropagationDriver, "propagate_tensor_shardings", recording_step)
+    text = (CORPUS[0].parent / "gpt_fsdp_3d.mlir").read_text()
+    assert _full(text, False) == run_pass(text, _FULL[False])
+    assert quiet and len(set(quiet)) == len(quiet)
 
 
 # A loop whose body calls a private function, called twice more outside: the calls become

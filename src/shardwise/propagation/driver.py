@@ -37,7 +37,7 @@ from shardwise.propagation.factor_propagation import (
 )
 from shardwise.propagation.observed_step import observed_step
 from shardwise.propagation.projection import ShardingProjection
-from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, SettledOpSkip
+from shardwise.propagation.settled_op_skip import ANY_DIRECTIONS, WRITES_NOTHING, SettledOpSkip
 from shardwise.propagation.sharding_group_map import ShardingGroupMap
 from shardwise.propagation.step_directions import (
     DIRECTIONS_BY_MORE_THAN_NAME,
@@ -173,6 +173,15 @@ class PropagationDriver(DriverWrites):
         else:  # no run adds or removes funcs, calls or operands
             self.funcs, self.callers = previous.funcs, previous.callers
             self.edge_parts = previous.edge_parts
+        # The main func's result steps that wrote nothing, by result index: the returned value
+        # and the two shardings the step read (`propagate_func_results`). The step is a pure
+        # function of those (and of the strategy): the same ones again write nothing again.
+        self.quiet_func_results: dict[int, tuple] = (
+            previous.quiet_func_results
+            if previous is not None and previous.strategy is strategy and memoize_steps
+            else {}
+        )
+        self.memoize_steps = memoize_steps
         self.worklist = Worklist()
         # Op names with no rule function (their lookup, with no rule attached, yields None).
         self.ruleless_names: set[str] = set()
@@ -313,11 +322,16 @@ class PropagationDriver(DriverWrites):
             stored = op.attributes.get(SHARDING_RULE_ATTR) is rule
         operand_shardings = get_operand_shardings(op)
         result_shardings = get_result_shardings(op)
+        states = self.skip.states
         # `any` is false only for all-None lists (a TensorSharding is always truthy).
         if not any(operand_shardings) and not any(result_shardings):
             if self.skip.op_directions is not None:
                 self.skip.op_directions[id(op)] = ANY_DIRECTIONS
+            states[id(op)] = WRITES_NOTHING
             return
+        # What the step read, kept for the next run when the visit writes nothing (None: not
+        # read, or written over).
+        state: object = None
         if self.observer is not None:
             changed = self.propagate_tensor_shardings(
                 op,
@@ -337,6 +351,7 @@ class PropagationDriver(DriverWrites):
                     directions = self.directions(op, rule)
             else:
                 directions = self.directions(op, rule)
+            state = (operand_shardings, result_shardings)
             if any(directions):
                 mesh_name = self.common_mesh_name(operand_shardings + result_shardings)
                 if mesh_name is not None:
@@ -357,6 +372,10 @@ class PropagationDriver(DriverWrites):
                             changed = self._write_op_step(
                                 op, operand_shardings, result_shardings, new_operands, new_results
                             )
+        if changed or state is None:
+            states.pop(id(op), None)
+        else:
+            states[id(op)] = state
         if changed:
             self.skip.unsettled.add(id(op))
         elif self.skip.unsettled:
@@ -566,16 +585,25 @@ class PropagationDriver(DriverWrites):
                 continue
             sharding = get_sharding(value)
             result_sharding = get_func_result_sharding(func, index)
-            if sharding == result_sharding and self.observer is None:
-                # Both None, or equal: an identity step only expands a factor's axes to those
-                # of another tensor, so it would write nothing (most results, every run but
-                # the first; an observer sees every step).
-                continue
+            if self.observer is None:
+                if sharding == result_sharding:
+                    # Both None, or equal: an identity step only expands a factor's axes to
+                    # those of another tensor, so it would write nothing (most results, every
+                    # run but the first; an observer sees every step).
+                    continue
+                quiet = self.quiet_func_results.get(index)
+                if (
+                    quiet is not None
+                    and quiet[0] is value
+                    and quiet[1] is sharding
+                    and quiet[2] is result_sharding
+                ):
+                    continue  # the step that wrote nothing last time, on the same values
 
             def set_result(_i: int, new: TensorSharding, index: int = index) -> None:
                 set_func_result_sharding(func, index, new)
 
-            self.propagate_tensor_shardings(
+            changed = self.propagate_tensor_shardings(
                 func,
                 Tensors([value], [sharding]),
                 Tensors([value], [result_sharding], set_result, True),
@@ -584,6 +612,8 @@ class PropagationDriver(DriverWrites):
                 False,
                 notify=False,
             )
+            if not changed and self.memoize_steps:
+                self.quiet_func_results[index] = (value, sharding, result_sharding)
 
     # -- the shared step (propagateTensorShardings) -----------------------------------------
 

@@ -7,11 +7,14 @@ stays at its fixed point until a write reaches it, and every write either requeu
 read it (Shardy's `notifyShardingModified`), names them (`note_write`), or marks the run
 (`unrequeued_write`): then the next run skips nothing. The driver pops the ops it may skip
 without a visit, in the order its full loop would pop them, so the result is Shardy's.
-``SettledOpSkip.check_skips`` computes every skipped visit and fails if it would change
+An op the previous run did not settle under this run's directions (they changed from one
+op-priority round to the next, or its last step wrote) is settled all the same when its step
+writes nothing at the start of the run; the step reads the shardings the op's latest visit
+read (`states`) where they are known to be current. ``SettledOpSkip.check_skips`` computes every skipped visit and fails if it would change
 anything (the tests and fuzz campaigns turn it on).
 
 `SettledOpSkip` is the component: the record one run leaves for the next (`unsettled`,
-`unrequeued_write`, `op_directions`) and what it takes from the previous run. It asks the
+`unrequeued_write`, `op_directions`, `states`) and what it takes from the previous run. It asks the
 driver, through `SkipHost`, only for what a visit would compute.
 """
 
@@ -39,7 +42,7 @@ from shardwise.sdy.shardings import (
 )
 from shardwise.sharding import TensorSharding
 
-__all__ = ["ANY_DIRECTIONS", "COMPUTATIONS", "SettledOpSkip", "SkipHost"]
+__all__ = ["ANY_DIRECTIONS", "COMPUTATIONS", "WRITES_NOTHING", "SettledOpSkip", "SkipHost"]
 
 
 class SkipHost(Protocol):
@@ -52,6 +55,12 @@ class SkipHost(Protocol):
     conservative: bool
 
     def directions(self, op: Op, rule: OpShardingRule) -> tuple: ...
+
+    @property
+    def observer(self) -> object | None: ...
+
+    @property
+    def step(self) -> Callable[..., tuple[tuple, tuple]]: ...
 
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
 
@@ -109,6 +118,14 @@ class SettledOpSkip:
         self.edge_directions: dict[int, object] = (
             previous.edge_directions if previous is not None else {}
         )
+        # The shardings each registered op's latest visit read when it wrote nothing: its
+        # operands' and results' lists (`WRITES_NOTHING`: no sharding at all), by op id. Kept
+        # from run to run while the previous run vouches for this one: an op outside the
+        # previous run's `unsettled` has had these shardings since (a write reaching it would
+        # have requeued it, or named it in `unsettled`; a write that could do neither sets
+        # `unrequeued_write`, and the next run starts afresh). No run creates an op, so an id
+        # names one op for as long as the dict is kept.
+        self.states: dict[int, object] = {}
         if previous is None or previous.unrequeued_write or not vouched:
             return
         memo = previous_memo
@@ -119,6 +136,7 @@ class SettledOpSkip:
             self.previous_directions = {}
             self.previous_op_directions = previous.op_directions
         self.previous_unsettled = previous.unsettled
+        self.states = previous.states
 
     @property
     def active(self) -> bool:
@@ -128,6 +146,7 @@ class SettledOpSkip:
     def forget_previous(self) -> None:
         """A write before the loop (the func-results step) requeued nothing: vouch for none."""
         self.previous_directions = None
+        self.states = {}
 
     def keep_seed_keys(self, previous: SettledOpSkip) -> None:
         """The previous run seeded the same ops (none was erased): reuse its keys."""
@@ -179,15 +198,32 @@ class SettledOpSkip:
         by_key, firsts = self.seed_keys
         positions = list(by_key.get(_ALWAYS, ()))
         per_op = self.previous_op_directions
+        index, last = host.worklist._index, len(seed) - 1
+        unsettled = {last - index[i] for i in self.previous_unsettled if i in index}
         for key, op in firsts.items():
             directions = host.directions(op, key[1])
             if per_op is not None:  # each op against the directions of its latest step
-                for position in by_key[key]:
-                    old = per_op.get(id(seed[position]))
-                    if old is not ANY_DIRECTIONS and old != directions:
-                        positions.append(position)
+                changed = [
+                    position
+                    for position in by_key[key]
+                    if per_op.get(id(seed[position])) not in (ANY_DIRECTIONS, directions)
+                ]
             elif previous.get(key) != directions:
-                positions += by_key[key]
+                changed = by_key[key]
+            else:
+                changed = [position for position in by_key[key] if position in unsettled]
+            # Not settled under these directions by the previous run, but maybe now: an op
+            # whose step writes nothing at the start of the run is at a fixed point, as one
+            # the previous run settled (a write reaching it requeues it all the same). What an
+            # unsettled op's latest visit read is stale (it wrote since): read again.
+            writes_nothing, states, rule = self._step_writes_nothing, self.states, key[1]
+            for position in changed:
+                op = seed[position]
+                if position in unsettled:
+                    states.pop(id(op), None)
+                if not writes_nothing(host, op, rule, directions):
+                    positions.append(position)
+            unsettled.difference_update(changed)
         # A data-flow edge (no rule, a pattern of its own) against its latest step's direction.
         edge_directions = self.edge_directions
         for position in by_key.get(_EDGE, ()):
@@ -195,9 +231,52 @@ class SettledOpSkip:
             old = edge_directions.get(id(edge))
             if type(old) is not PropagationDirection or old != host.edge_direction(edge):
                 positions.append(position)
-        index, last = host.worklist._index, len(seed) - 1
-        positions += [last - index[i] for i in self.previous_unsettled if i in index]
+        positions += unsettled
         return sorted(set(positions))
+
+    def _step_writes_nothing(
+        self, host: SkipHost, op: Op, rule: OpShardingRule, directions: tuple
+    ) -> bool:
+        """Whether a visit of `op` (its rule `rule`, stored on it) with `directions` would
+        find nothing to write now: no sharding, no factor to move, no mesh, or a step that
+        updates no tensor (the tests of the driver's `_propagate_registered_op`, in its
+        order). The shardings the op's latest visit read stand for its own where `states`
+        keeps them, else they are read. Always False while an observer watches: it sees
+        every step of an op whose directions change."""
+        if host.observer is not None:
+            return False
+        state = self.states.get(id(op))
+        if state is None:
+            operand_shardings = get_operand_shardings(op)
+            result_shardings = get_result_shardings(op)
+            if not any(operand_shardings) and not any(result_shardings):
+                self.states[id(op)] = WRITES_NOTHING
+                return True
+            self.states[id(op)] = (operand_shardings, result_shardings)
+        elif state is WRITES_NOTHING:
+            return True
+        else:
+            operand_shardings, result_shardings = state  # type: ignore[misc]
+        if not any(directions):
+            return True
+        mesh_name = host.common_mesh_name(operand_shardings + result_shardings)
+        if mesh_name is None:
+            return True
+        mesh = host.meshes[mesh_name]
+        if mesh.is_maximal:
+            return True
+        new_operands, new_results = host.step(
+            host.strategy,
+            rule,
+            tuple(operand_shardings),
+            tuple(result_shardings),
+            mesh_name,
+            mesh,
+            directions,
+            host.conservative,
+            is_elementwise(op),
+        )
+        return not any(new_operands) and not any(new_results)
 
     def _visit_key(
         self, host: SkipHost, op: Op, patterns: Collection[str]
@@ -348,3 +427,6 @@ _COMPUTATIONS = frozenset({"sdy.named_computation", "sdy.manual_computation"})
 COMPUTATIONS = _COMPUTATIONS
 # `SettledOpSkip.op_directions` of an op whose latest visit found no sharding.
 ANY_DIRECTIONS = object()
+# `SettledOpSkip.states` of an op whose visit found no sharding (it writes nothing under any
+# directions).
+WRITES_NOTHING = object()
