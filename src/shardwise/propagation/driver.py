@@ -15,7 +15,7 @@ A run right after another of the same level may skip visits that are known to ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from shardwise.errors import PropagationError
@@ -630,6 +630,34 @@ class PropagationDriver(DriverWrites):
                 return mesh_or_ref if isinstance(mesh_or_ref, str) else None
         return ref if isinstance(ref, str) and isinstance(self.meshes.get(ref), Mesh) else None
 
+    def step_updates(
+        self,
+        op: Op,
+        operand_shardings: list[TensorSharding | None],
+        result_shardings: list[TensorSharding | None],
+        rule: OpShardingRule,
+        directions: tuple,
+        conservative: bool,
+        step: Callable[..., tuple[tuple, tuple]] | None = None,
+    ) -> tuple[str, Mesh, tuple[tuple, tuple]] | None:
+        """The step of `op` (`step`, by default the driver's): its mesh and its updates of the
+        tensors, or None without one to compute (no common mesh, or a maximal one)."""
+        mesh_name = self.common_mesh_name(operand_shardings + result_shardings)
+        if mesh_name is None or (mesh := self.meshes[mesh_name]).is_maximal:
+            return None
+        updates = (step or self.step)(
+            self.strategy,
+            rule,
+            tuple(operand_shardings),
+            tuple(result_shardings),
+            mesh_name,
+            mesh,
+            directions,
+            conservative,
+            is_elementwise(op),
+        )
+        return mesh_name, mesh, updates
+
     def propagate_tensor_shardings(
         self,
         op: Op,
@@ -648,23 +676,12 @@ class PropagationDriver(DriverWrites):
             # Every factor's direction is NONE (blocked, or held back by the op-priority
             # heuristics): no factor takes any axes, the step would change nothing.
             return False
-        mesh_name = self.common_mesh_name(operands.shardings + results.shardings)
-        if mesh_name is None:
-            return False
-        mesh = self.meshes[mesh_name]
-        if mesh.is_maximal:
-            return False
-        new_operands, new_results = self.step(
-            self.strategy,
-            rule,
-            tuple(operands.shardings),
-            tuple(results.shardings),
-            mesh_name,
-            mesh,
-            directions,
-            conservative,
-            is_elementwise(op),
+        computed = self.step_updates(
+            op, operands.shardings, results.shardings, rule, directions, conservative
         )
+        if computed is None:
+            return False
+        mesh_name, mesh, (new_operands, new_results) = computed
         if self.observer is not None:
             if any(new_operands) or any(new_results):  # the observer sees the steps that write
                 new_operands, new_results = observed_step(

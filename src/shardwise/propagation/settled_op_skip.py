@@ -26,7 +26,6 @@ from typing import Protocol
 from shardwise.ir import SHARDING_RULE_ATTR, Op, Value
 from shardwise.mesh import Mesh
 from shardwise.propagation.factor_propagation import (
-    FactorPropagation,
     PropagationDirection,
     propagate_op_shardings,
 )
@@ -34,7 +33,7 @@ from shardwise.propagation.worklist import Worklist
 from shardwise.rules.registry import has_rule_function
 from shardwise.rules.rule import OpShardingRule
 from shardwise.sdy import data_flow
-from shardwise.sdy.op_properties import has_no_memory_effect, is_elementwise
+from shardwise.sdy.op_properties import has_no_memory_effect
 from shardwise.sdy.shardings import (
     data_flow_edge_for_source,
     get_operand_shardings,
@@ -50,8 +49,6 @@ class SkipHost(Protocol):
 
     worklist: Worklist
     main: Op | None
-    meshes: dict[str, Mesh]
-    strategy: FactorPropagation
     conservative: bool
 
     def directions(self, op: Op, rule: OpShardingRule) -> tuple: ...
@@ -59,8 +56,16 @@ class SkipHost(Protocol):
     @property
     def observer(self) -> object | None: ...
 
-    @property
-    def step(self) -> Callable[..., tuple[tuple, tuple]]: ...
+    def step_updates(
+        self,
+        op: Op,
+        operand_shardings: list[TensorSharding | None],
+        result_shardings: list[TensorSharding | None],
+        rule: OpShardingRule,
+        directions: tuple,
+        conservative: bool,
+        step: Callable[..., tuple[tuple, tuple]] | None = None,
+    ) -> tuple[str, Mesh, tuple[tuple, tuple]] | None: ...
 
     def memo_key(self, op: Op, rule: OpShardingRule) -> tuple | None: ...
 
@@ -259,23 +264,12 @@ class SettledOpSkip:
             operand_shardings, result_shardings = state  # type: ignore[misc]
         if not any(directions):
             return True
-        mesh_name = host.common_mesh_name(operand_shardings + result_shardings)
-        if mesh_name is None:
-            return True
-        mesh = host.meshes[mesh_name]
-        if mesh.is_maximal:
-            return True
-        new_operands, new_results = host.step(
-            host.strategy,
-            rule,
-            tuple(operand_shardings),
-            tuple(result_shardings),
-            mesh_name,
-            mesh,
-            directions,
-            host.conservative,
-            is_elementwise(op),
+        computed = host.step_updates(
+            op, operand_shardings, result_shardings, rule, directions, host.conservative
         )
+        if computed is None:
+            return True
+        _, _, (new_operands, new_results) = computed
         return not any(new_operands) and not any(new_results)
 
     def _visit_key(
@@ -309,21 +303,15 @@ class SettledOpSkip:
         operands = get_operand_shardings(op)
         results = get_result_shardings(op)
         directions = host.directions(op, rule)
-        mesh_name = host.common_mesh_name(operands + results)
-        if mesh_name is None or host.meshes[mesh_name].is_maximal or not any(directions):
+        if not any(directions):
             return
         unmemoized: Callable = propagate_op_shardings.__wrapped__  # type: ignore[attr-defined]
-        new_operands, new_results = unmemoized(
-            host.strategy,
-            rule,
-            tuple(operands),
-            tuple(results),
-            mesh_name,
-            host.meshes[mesh_name],
-            directions,
-            host.conservative,
-            is_elementwise(op),
+        computed = host.step_updates(
+            op, operands, results, rule, directions, host.conservative, unmemoized
         )
+        if computed is None:
+            return
+        _, _, (new_operands, new_results) = computed
         for olds, news in ((operands, new_operands), (results, new_results)):
             for old, new in zip(olds, news, strict=True):
                 if new is None or new == old or (old is None and new.empty_axes):
