@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shardwise.plan.highs import MilpBuilder
-from shardwise.plan.iopddl_model import _PENALTY, _load, _Model, _pairwise_milp
+from shardwise.plan.iopddl_model import _PENALTY, _load, _Model, _pairwise_milp, _x_index
 
 __all__ = ["Contraction", "Found", "contract", "search"]
 
@@ -215,7 +215,7 @@ def search(
     first rows are where every component at its cheapest strategy goes over. HiGHS runs here,
     unstopped: call this in a child process that can be stopped (`highs.Forked`)."""
     n = len(model.node_cost)
-    _, x_index, _ = _pairwise_milp(list(con.cost), list(con.pairs))  # the same every round
+    x_index = _x_index(list(con.cost))
     checked = model.limit is not None and len(model.times) > 0
     usage = _usage(model, con, x_index) if checked else None
     repair = _Repair(model, con) if checked else None

@@ -11,7 +11,7 @@ import numpy as np
 
 from shardwise.plan.highs import MilpBuilder
 
-__all__ = ["_PENALTY", "_Model", "_better", "_load", "_move", "_pairwise_milp"]
+__all__ = ["_PENALTY", "_Model", "_better", "_load", "_move", "_pairwise_milp", "_x_index"]
 
 # Table entries at or above this are the contest's "forbidden" penalties; the MILP sees them
 # capped (a lower bound stays a lower bound), the evaluator sees them as they are.
@@ -50,6 +50,13 @@ def _move(model: _Model, assign: np.ndarray, load: np.ndarray, node: int, s: int
     if a < b:
         load[a:b] += model.usage[node][s] - model.usage[node][assign[node]]
     assign[node] = s
+
+
+def _x_index(node_cost: list[np.ndarray]) -> list[np.ndarray]:
+    """Each node's x variables in `_pairwise_milp(node_cost, ...)`: its first variables,
+    node by node."""
+    ends = np.cumsum([len(c) for c in node_cost])
+    return [np.arange(e - len(c), e) for e, c in zip(ends, node_cost, strict=True)]
 
 
 def _better(new: float, old: float) -> bool:

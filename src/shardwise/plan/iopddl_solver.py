@@ -58,6 +58,7 @@ from shardwise.plan.iopddl_model import (
     _Model,
     _move,
     _pairwise_milp,
+    _x_index,
 )
 
 __all__ = ["IopddlResult", "solve"]
@@ -114,13 +115,13 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     check_feasible(problem)
     model = _build_model(problem)
     # The contracted MILP (`iopddl_contract`) runs beside everything below, on the other core.
-    job = _contracted_job(model, start + 0.85 * time_limit) if use_milp else None
+    job_end = start + 0.85 * time_limit
+    job = _contracted_job(model, job_end) if use_milp else None
     done = (lambda: _proved_by(job.latest())) if job is not None else (lambda: False)
     best, best_ev, end = _starts(problem, model, start, time_limit, done)
     method, bound = "local-search", None
-    if done():
-        pass
-    elif use_milp and _milp_size(model) > _WHOLE_MILP_VARS and end - time.monotonic() > 0.2:
+    big = _milp_size(model) > _WHOLE_MILP_VARS
+    if use_milp and big and not done() and end - time.monotonic() > 0.2:
         # Too big for HiGHS as a whole: small parts of it re-solved exactly, one at a time.
         from shardwise.plan.iopddl_lns import lns
 
@@ -133,7 +134,7 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
         reduced = _tightest_points(model, best, _MAX_MEMORY_NNZ)
         hard = end - time.monotonic()
         res = run_forked(lambda: _build_milp(reduced).solve(0.75 * hard), hard)
-        x_index = _x_index(model)
+        x_index = _x_index(model.node_cost)
         if res is not None and res.dual_bound is not None:
             bound = min(res.dual_bound, _PENALTY) + model.constant
         if res is not None and res.x is not None:
@@ -144,7 +145,7 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
             ev = evaluate(problem, tuple(cand.tolist()))
             if ev.feasible and ev.cost <= best_ev.cost:
                 best, best_ev, method = cand, ev, "milp"
-    found = job.wait(start + 0.85 * time_limit) if job is not None else None
+    found = job.wait(job_end) if job is not None else None
     if found is not None:
         ev = evaluate(problem, tuple(found.assign.tolist()))
         if found.bound is not None:
@@ -514,7 +515,9 @@ def _pair_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: f
     for i, j, table in model.pairs:
         if time.monotonic() > deadline:
             return improved
-        if set(model.incident_other[i]) & set(model.incident_other[j]):
+        if model.incident_other[i] and not set(model.incident_other[i]).isdisjoint(
+            model.incident_other[j]
+        ):
             # An edge of more nodes joins both: its cost for a joint move is not the sum of
             # each end's (taking it as that once turned an optimum of 1 into 2).
             continue
@@ -538,12 +541,6 @@ def _pair_moves(model: _Model, assign: np.ndarray, load: np.ndarray, deadline: f
             _move(model, assign, load, j, b)
             improved = True
     return improved
-
-
-def _x_index(model: _Model) -> list[np.ndarray]:
-    """Each node's x variables: the MILP's first variables, node by node."""
-    ends = np.cumsum([len(c) for c in model.node_cost])
-    return [np.arange(e - len(c), e) for e, c in zip(ends, model.node_cost, strict=True)]
 
 
 def _build_milp(model: _Model) -> MilpBuilder:
