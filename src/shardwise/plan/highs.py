@@ -166,29 +166,8 @@ def run_forked(work: Callable[[], T], limit_s: float) -> T | None:
     The child inherits everything by fork (no pickling of the problem); only the answer comes
     back through a pipe. None also when the child dies (out of memory, ...).
     """
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-
-    def child() -> None:
-        send.send(work())
-        send.close()
-
-    proc = ctx.Process(target=child, daemon=True)
-    with warnings.catch_warnings():  # fork of a process with threads: the child only computes
-        warnings.simplefilter("ignore", DeprecationWarning)
-        proc.start()
-    send.close()
-    try:
-        if receive.poll(max(limit_s, 0.0)):
-            return receive.recv()
-        return None
-    except EOFError:
-        return None
-    finally:
-        receive.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join(1.0)
+    job: Forked[T] = Forked(lambda send: send(work()))
+    return job.wait(time.monotonic() + max(limit_s, 0.0))
 
 
 class Forked(Generic[T]):
@@ -208,7 +187,7 @@ class Forked(Generic[T]):
                 send.close()
 
         self._proc = ctx.Process(target=child, daemon=True)
-        with warnings.catch_warnings():  # as in `run_forked`
+        with warnings.catch_warnings():  # fork of a process with threads: the child only computes
             warnings.simplefilter("ignore", DeprecationWarning)
             self._proc.start()
         send.close()
