@@ -398,7 +398,7 @@ def test_the_neighbourhood_search_leaves_nodes_on_larger_edges_alone(monkeypatch
         iopddl_lns, "_neighbourhood", lambda *a: drawn.append(real(*a)) or drawn[-1]
     )
     assign = iopddl_solver._penalty_free_start(model, time.monotonic() + 5, frugal=False)
-    iopddl_lns.lns(model, assign, time.monotonic() + 3)
+    iopddl_lns.lns(iopddl_lns.Pairwise.of_model(model), assign, time.monotonic() + 3)
     assert drawn and all(set(n) <= {3} for n in drawn)  # 0, 1, 2 touch the three-node edge
 
     three = {
@@ -411,7 +411,8 @@ def test_the_neighbourhood_search_leaves_nodes_on_larger_edges_alone(monkeypatch
     }
     model = iopddl_solver._build_model(parse_problem(three))
     drawn.clear()
-    assert iopddl_lns.lns(model, np.zeros(3, dtype=np.int64), time.monotonic() + 3) == 0
+    view = iopddl_lns.Pairwise.of_model(model)
+    assert iopddl_lns.lns(view, np.zeros(3, dtype=np.int64), time.monotonic() + 3) == 0
     assert drawn == []  # every node touches the three-node edge: nothing to draw
 
 

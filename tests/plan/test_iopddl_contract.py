@@ -170,10 +170,18 @@ def test_forked_work_runs_beside_the_caller_and_is_stopped_at_the_deadline():
 
 
 def test_the_neighbourhood_search_stops_when_told():
-    from shardwise.plan.iopddl_lns import lns
+    from shardwise.plan.iopddl_lns import Pairwise, lns
 
     model = _build_model(_tied(100))
-    assert lns(model, np.zeros(4, dtype=np.int64), time.monotonic() + 5, stop=lambda: True) == 0
+    assert (
+        lns(
+            Pairwise.of_model(model),
+            np.zeros(4, dtype=np.int64),
+            time.monotonic() + 5,
+            stop=lambda: True,
+        )
+        == 0
+    )
 
 
 def test_repair_moves_the_component_that_frees_the_excess_for_the_least_cost():
@@ -187,3 +195,74 @@ def test_repair_moves_the_component_that_frees_the_excess_for_the_least_cost():
     picked = np.array([1, 0])
     assert _Repair(model, con).run(picked, time.monotonic() + 5)
     assert picked.tolist() == [1, 1] and con.objective(picked) == 9
+
+
+def test_the_contracted_neighbourhoods_move_a_chain_of_ties():
+    # From (0, 1, 1, 0), cost 15 + 1 + 6 = 22 (limit 100: memory never binds), with
+    # neighbourhoods of one node (at most 4 variables): in the original problem a move of
+    # node 0, 1 or 2 alone breaks a tie, so only node 3 moves, to 1 (15 + 0 + 0 = 15). In the
+    # contracted one nodes 0-2 are one component, which moves to (1, 0, 0): 2 + 1 + 0 = 3.
+    from shardwise.plan.iopddl_contract import pairwise
+    from shardwise.plan.iopddl_lns import Pairwise, lns
+
+    prob = _tied(100)
+    model = _build_model(prob)
+    con = contract(model)
+    start = np.array([0, 1, 1, 0])
+    assign = start.copy()
+    assert lns(Pairwise.of_model(model), assign, time.monotonic() + 1.0, size_cap=4) > 0
+    assert evaluate(prob, tuple(assign.tolist())).cost == 15
+    picked = con.pick(start)
+    assert picked is not None and picked.tolist() == [0, 0]
+    assert lns(pairwise(model, con), picked, time.monotonic() + 1.0, size_cap=4) > 0
+    assert evaluate(prob, tuple(con.expand(picked, 4).tolist())).cost == 3 == brute_force(prob)
+    assert con.pick(np.array([0, 0, 1, 0])) is None  # breaks tie (0, 1): no component strategy
+
+
+def test_the_contracted_problem_keeps_every_members_memory():
+    from shardwise.plan.iopddl_contract import pairwise
+    from shardwise.plan.iopddl_model import _load
+
+    model = _build_model(_tied(6))
+    con = contract(model)
+    view = pairwise(model, con)
+    for a in range(2):
+        for b in range(2):
+            picked = np.array([a, b])
+            load = view.load(picked)
+            assert load.tolist() == _load(model, con.expand(picked, 4)).tolist()
+            view.move(picked, load, 0, 1 - a)
+            assert load.tolist() == _load(model, con.expand(picked, 4)).tolist()
+
+
+def test_neighbourhoods_solved_side_by_side_are_apart(monkeypatch):
+    # A path 0 - 1 - ... - 9 of two-strategy nodes (strategy 1 costs 1, an edge 1 where its
+    # ends differ); neighbourhoods of at most two nodes (2 + 2 + 4 = 8 variables). Of the two a
+    # round draws, the second has no node in or next to the first, so the first's move cannot
+    # change the second's costs; the moves add up (from all 1, cost 10, down).
+    from shardwise.plan import iopddl_lns
+
+    n = 10
+    prob = Problem(
+        "path",
+        ((0, 1),) * n,
+        ((0, 1),) * n,
+        ((1, 1),) * n,
+        tuple((i, i + 1) for i in range(n - 1)),
+        ((0, 1, 1, 0),) * (n - 1),
+        n,
+    )
+    model = _build_model(prob)
+    drawn: list[list[int]] = []
+    real = iopddl_lns._neighbourhood
+    monkeypatch.setattr(
+        iopddl_lns, "_neighbourhood", lambda *a: drawn.append(real(*a)) or drawn[-1]
+    )
+    assign = np.ones(n, dtype=np.int64)
+    view = iopddl_lns.Pairwise.of_model(model)
+    iopddl_lns.lns(view, assign, time.monotonic() + 1.5, size_cap=8, width=2)
+    assert len(drawn) >= 4 and evaluate(prob, tuple(assign.tolist())).cost < 10
+    rounds = [(drawn[k], drawn[k + 1]) for k in range(0, len(drawn) - 1, 2)]
+    for first, second in rounds:
+        assert max(len(first), len(second)) <= 2
+        assert all(abs(a - b) > 1 for a in first for b in second)

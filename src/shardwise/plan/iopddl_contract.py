@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from shardwise.plan.highs import MilpBuilder
+from shardwise.plan.iopddl_lns import Pairwise
 from shardwise.plan.iopddl_model import _PENALTY, _load, _Model, _pairwise_milp, _x_index
 
-__all__ = ["Contraction", "Found", "contract", "search"]
+__all__ = ["Contraction", "Found", "contract", "pairwise", "search"]
 
 # Memory rows added per round: the most loaded of the time points over the limit.
 _ROWS_PER_ROUND = 200
@@ -58,6 +59,17 @@ class Contraction:
         for nodes, strategy, s in zip(self.members, self.strategy, picked, strict=True):
             assign[nodes] = strategy[:, s]
         return assign
+
+    def pick(self, assign: np.ndarray) -> np.ndarray | None:
+        """Each component's strategy that gives its members their strategies in `assign`;
+        None if some component has none (`assign` breaks a tie: it has a penalty)."""
+        picked = np.zeros(len(self.members), dtype=np.int64)
+        for c, (nodes, strategy) in enumerate(zip(self.members, self.strategy, strict=True)):
+            match = np.nonzero((strategy == assign[nodes][:, None]).all(axis=0))[0]
+            if match.size == 0:
+                return None
+            picked[c] = match[0]
+        return picked
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +159,38 @@ def contract(model: _Model) -> Contraction | None:
         summed[(c, d)] = summed[(c, d)] + sub if (c, d) in summed else sub
     pairs = tuple((c, d, t) for (c, d), t in summed.items())
     return Contraction(tuple(members), tuple(strategies), tuple(cost), pairs)
+
+
+def pairwise(model: _Model, con: Contraction) -> Pairwise:
+    """The contracted problem for the neighbourhood search (`iopddl_lns`): a node per
+    component, its members as memory items, so a neighbourhood moves whole chains of ties."""
+    owner: list[int] = []
+    span: list[np.ndarray] = []
+    usage: list[np.ndarray] = []
+    items: list[list[int]] = [[] for _ in con.members]
+    for c, (nodes, strategy) in enumerate(zip(con.members, con.strategy, strict=True)):
+        for row, v in enumerate(nodes.tolist()):
+            if model.span[v, 0] < model.span[v, 1]:
+                items[c].append(len(owner))
+                owner.append(c)
+                span.append(model.span[v])
+                usage.append(model.usage[v][strategy[row]])
+    incident: list[list[tuple[int, int]]] = [[] for _ in con.members]
+    for k, (c, d, _) in enumerate(con.pairs):
+        incident[c].append((k, 0))
+        incident[d].append((k, 1))
+    return Pairwise(
+        list(con.cost),
+        list(con.pairs),
+        incident,
+        np.array([len(c) > 1 for c in con.cost], dtype=bool),
+        np.array(owner, dtype=np.int64),
+        np.array(span, dtype=np.int64).reshape(len(owner), 2),
+        usage,
+        items,
+        model.limit,
+        len(model.times),
+    )
 
 
 @dataclass(frozen=True, slots=True)

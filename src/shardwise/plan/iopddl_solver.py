@@ -35,12 +35,17 @@ re-solved exactly with every other node fixed (their edges folded into the neigh
 node costs, their memory into the rows' bounds, rows only at the time points the
 neighbourhood could push over the limit); the new strategies are kept when they cost less and
 every time point fits. It moves many nodes at once where single and pair moves are stuck.
+Where there are ties, it runs on the contracted problem (`iopddl_contract.pairwise`: a node
+per component), so a chain of ties moves as a whole; there the starts' local search, which
+cannot move such chains, is kept short. When the other core is free (no contracted MILP
+beside it), two neighbourhoods apart from each other are solved at a time.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -50,7 +55,8 @@ import numpy as np
 
 from shardwise.plan.highs import Forked, MilpBuilder, run_forked
 from shardwise.plan.iopddl import Evaluation, Problem, check_feasible, evaluate
-from shardwise.plan.iopddl_contract import Found, contract, search
+from shardwise.plan.iopddl_contract import Contraction, Found, contract, pairwise, search
+from shardwise.plan.iopddl_lns import Pairwise, lns
 from shardwise.plan.iopddl_model import (
     _PENALTY,
     _better,
@@ -69,6 +75,10 @@ _MAX_MEMORY_NNZ = 2_000_000
 # Above this many MILP variables the whole MILP is not tried (HiGHS finds nothing in the
 # contest's time): the neighbourhood search (`iopddl_lns`) is.
 _WHOLE_MILP_VARS = 1_500_000
+# Variables of one neighbourhood of the contracted problem, at most: its components have
+# more strategies and larger tables, and HiGHS solves ~3k of them in a fraction of a second
+# (K, 100 s: 1.5k 8.2e9, 3k 7.8e9, 6k 9.1e9, 10k 8.0e9 from 9.9e9).
+_CONTRACTED_LNS_VARS = 3_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,17 +126,30 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     model = _build_model(problem)
     # The contracted MILP (`iopddl_contract`) runs beside everything below, on the other core.
     job_end = start + 0.85 * time_limit
-    job = _contracted_job(model, job_end) if use_milp else None
+    con = contract(model) if use_milp else None
+    job = _contracted_job(model, con, job_end) if con is not None else None
     done = (lambda: _proved_by(job.latest())) if job is not None else (lambda: False)
-    best, best_ev, end = _starts(problem, model, start, time_limit, done)
+    big = use_milp and _milp_size(model) > _WHOLE_MILP_VARS
+    # Where the contracted problem's neighbourhoods follow, the single-node local search of
+    # the starts is kept short: it cannot move a chain of ties (K: 67 s of it gained 7%, as
+    # much as 8 s of neighbourhoods).
+    brief = big and con is not None
+    best, best_ev, end = _starts(problem, model, start, time_limit, done, brief)
     method, bound = "local-search", None
-    big = _milp_size(model) > _WHOLE_MILP_VARS
-    if use_milp and big and not done() and end - time.monotonic() > 0.2:
-        # Too big for HiGHS as a whole: small parts of it re-solved exactly, one at a time.
-        from shardwise.plan.iopddl_lns import lns
-
-        cand = best.copy()
-        lns(model, cand, end, stop=done)  # (no local search after: on A its first pass took 2.7 s)
+    if big and not done() and end - time.monotonic() > 0.2:
+        # Too big for HiGHS as a whole: small parts of it re-solved exactly, a few at a time
+        # (two when the other core is not taken by the contracted MILP); of the contracted
+        # problem where there is one, so chains of ties move as a whole. (No local search
+        # after: on A its first pass took 2.7 s.)
+        width = 2 if job is None and (os.cpu_count() or 1) > 1 else 1
+        picked = con.pick(best) if con is not None else None
+        if con is not None and picked is not None:
+            view = pairwise(model, con)
+            lns(view, picked, end, stop=done, size_cap=_CONTRACTED_LNS_VARS, width=width)
+            cand = con.expand(picked, len(model.node_cost))
+        else:
+            cand = best.copy()
+            lns(Pairwise.of_model(model), cand, end, stop=done, width=width)
         ev = evaluate(problem, tuple(cand.tolist()))
         if ev.feasible and ev.cost <= best_ev.cost:
             best, best_ev, method = cand, ev, "lns"
@@ -169,12 +192,11 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
     )
 
 
-def _contracted_job(model: _Model, deadline: float) -> Forked[Found] | None:
-    """The contracted MILP's search in a child process, when there are ties to contract and
-    the contracted MILP is smaller than the whole one and not too big for HiGHS (K, L and M
-    of the contest contract to 1.7-2.4M variables, where it found nothing in 60 s)."""
-    con = contract(model)
-    if con is None or not con.milp_size() < min(_milp_size(model), _WHOLE_MILP_VARS):
+def _contracted_job(model: _Model, con: Contraction, deadline: float) -> Forked[Found] | None:
+    """The contracted MILP's search in a child process, when the contracted MILP is smaller
+    than the whole one and not too big for HiGHS (K, L and M of the contest contract to
+    1.7-2.4M variables, where it found nothing in 60 s)."""
+    if not con.milp_size() < min(_milp_size(model), _WHOLE_MILP_VARS):
         return None
     return Forked(lambda send: search(model, con, deadline, send))
 
@@ -184,11 +206,17 @@ def _proved_by(found: Found | None) -> bool:
 
 
 def _starts(
-    problem: Problem, model: _Model, start: float, time_limit: float, done: Callable[[], bool]
+    problem: Problem,
+    model: _Model,
+    start: float,
+    time_limit: float,
+    done: Callable[[], bool],
+    brief: bool = False,
 ) -> tuple[np.ndarray, Evaluation, float]:
     """The local search's best start (`best`, its evaluation) and the `end` the rest keeps:
     a start that avoids the forbidden entries, then every node at its cheapest strategy,
-    each improved by the local search; the later steps are skipped once `done()`."""
+    each improved by the local search; the later steps are skipped once `done()`. `brief`:
+    the first only, its local search for 5% of the time."""
     safe = np.array([int(np.argmin(u)) for u in problem.usages], dtype=np.int64)
     # The first start avoids the forbidden entries; on a huge instance it may take most of
     # the time, and the local search after it only takes moves that pay, so adds no penalty.
@@ -200,7 +228,8 @@ def _starts(
         if _penalties(model, frugal) < _penalties(model, best):
             best = frugal
     if not done():
-        later = max(start + 0.25 * time_limit, time.monotonic() + 0.05 * time_limit)
+        share = 0.05 if brief else 0.25
+        later = max(start + share * time_limit, time.monotonic() + 0.05 * time_limit)
         _local_search(model, best, later)
     tick = time.monotonic()
     best_ev = evaluate(problem, tuple(best.tolist()))
@@ -209,7 +238,7 @@ def _starts(
     if not best_ev.feasible:
         best, best_ev = safe.copy(), evaluate(problem, tuple(safe.tolist()))
     # A second start: every node at its cheapest strategy, brought under the limit.
-    if time.monotonic() < start + 0.3 * time_limit and not done():
+    if not brief and time.monotonic() < start + 0.3 * time_limit and not done():
         greedy = np.array([int(np.argmin(c)) for c in model.node_cost], dtype=np.int64)
         _repair(model, greedy, start + 0.3 * time_limit)
         _local_search(model, greedy, start + 0.4 * time_limit)
