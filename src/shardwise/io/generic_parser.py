@@ -94,6 +94,9 @@ class _Parser:
         self.keep_loc_text = positions is not None
         self.op_positions = positions.ops if positions is not None else None
         self.arg_positions = positions.args if positions is not None else None
+        # How many of each there are (read once: `DeferredPositions` counts in Python).
+        self.op_count = len(positions.ops) if positions is not None else 0
+        self.arg_count = len(positions.args) if positions is not None else 0
         self.pos = 0
         self.scopes: list[dict[str, ir.Value]] = []
         self.pending: list[dict[str, list[ir.Value]]] = []
@@ -204,7 +207,7 @@ class _Parser:
         pos = m.end()
         op = ir.Op(name)
         ops = self.ops
-        if self.op_positions is not None and len(ops) < len(self.op_positions):
+        if self.op_positions is not None and len(ops) < self.op_count:
             op.location = self.op_positions[len(ops)]
         ops.append(op)
         operands = []
@@ -279,7 +282,7 @@ class _Parser:
         if loc_text is not None and loc_text[4] == "#":
             loc_text = self.aliases.get(loc_text[4:-1], loc_text)
         if self.op_positions is not None:
-            if len(ops) < len(self.op_positions):
+            if len(ops) < self.op_count:
                 op.location = self.op_positions[len(ops)]
             op.loc_text = loc_text
         elif line is not None:
@@ -522,7 +525,7 @@ class _Parser:
                 location = Location(self.filename, int(line), int(col or 0))
             else:
                 location = loc_position(loc_text, self.filename)
-        elif len(self.args) < len(self.arg_positions):
+        elif len(self.args) < self.arg_count:
             location = self.arg_positions[len(self.args)]
         else:
             location = Location(self.filename)
