@@ -196,10 +196,11 @@ class _Parser:
         return op
 
     def parse_op(self) -> ir.Op:
+        return self.parse_line_op() or self.parse_general_op()
+
+    def parse_general_op(self) -> ir.Op:
+        """Any op in generic form (`parse_line_op` reads most of them faster)."""
         text = self.text
-        op = self.parse_line_op()
-        if op is not None:
-            return op
         m = _OP_START_RE.match(text, self.pos)
         if m is None:
             raise self.error("expected an operation in generic form")
@@ -460,12 +461,18 @@ class _Parser:
         if not self.peek("}") and not self.peek("^"):
             region.add_block(ir.Block())
         text = self.text
+        blocks = region.blocks
+        line_op, general_op, skip_ws = self.parse_line_op, self.parse_general_op, WS_RE.match
         while not text.startswith("}", self.pos):
             if text.startswith("^", self.pos):
                 region.add_block(self.parse_block_header())
             else:
-                region.blocks[-1].append(self.parse_op())
-            self.pos = WS_RE.match(text, self.pos).end()  # type: ignore[union-attr]
+                # `parse_op` and `Block.append` inline: one op of the input each.
+                op = line_op() or general_op()
+                block = blocks[-1]
+                op.parent = block
+                block.ops.append(op)
+            self.pos = skip_ws(text, self.pos).end()  # type: ignore[union-attr]
         self.pos += 1
         self.scopes.pop()
         leftover = self.pending.pop()
