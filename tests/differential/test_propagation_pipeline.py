@@ -203,6 +203,43 @@ def test_changed_directions_skip_steps_that_write_nothing(
     assert "stablehlo.broadcast_in_dim" in checked_skips
 
 
+def test_changed_directions_compute_one_step_per_set_of_shardings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ops of one name and rule whose directions changed read, layer after layer, the same
+    sharding objects: whether their step writes nothing is computed once for each set."""
+    checks: list[int] = []
+    steps: list[int] = []
+    positions, writes_nothing = SettledOpSkip.positions_to_visit, SettledOpSkip._step_writes_nothing
+    step_updates = PropagationDriver.step_updates
+
+    def counting_positions(self: SettledOpSkip, *args):
+        checks.append(0)
+        steps.append(0)
+        try:
+            return positions(self, *args)
+        finally:
+            checks.append(-1)  # outside: steps of visits are not counted
+
+    def counting_check(self: SettledOpSkip, *args) -> bool:
+        checks[-1] += 1
+        return writes_nothing(self, *args)
+
+    def counting_steps(self: PropagationDriver, *args):
+        if checks and checks[-1] >= 0:
+            steps[-1] += 1
+        return step_updates(self, *args)
+
+    monkeypatch.setattr(SettledOpSkip, "positions_to_visit", counting_positions)
+    monkeypatch.setattr(SettledOpSkip, "_step_writes_nothing", counting_check)
+    monkeypatch.setattr(PropagationDriver, "step_updates", counting_steps)
+    text = (CORPUS[0].parent / "gpt_stack_4.mlir").read_text()
+    assert _full(text, False) == run_pass(text, _FULL[False])
+    total_checks = sum(c for c in checks if c >= 0)
+    assert total_checks > 100
+    assert sum(steps) * 2 < total_checks, (sum(steps), total_checks)
+
+
 def test_a_func_result_step_that_wrote_nothing_is_not_repeated(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

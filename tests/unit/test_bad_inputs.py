@@ -240,6 +240,16 @@ CASES: dict[str, Case] = {
         "--pass",
         "sdy-basic-propagate",
     ),
+    # Two unsupported results: the first in walk order is the one reported.
+    "tuple-then-dynamic": _propagate(
+        MESH + "func.func @main(%a: tensor<8xf32>, %b: tensor<?xf32>) -> tuple<tensor<8xf32>> {\n"
+        "  %0 = stablehlo.tuple %a : tuple<tensor<8xf32>>\n"
+        "  %1 = stablehlo.abs %b : tensor<?xf32>\n"
+        "  return %0 : tuple<tensor<8xf32>>\n}\n",
+        "{f}:3:8: error: Shardy propagation doesn't support tuples: 'tuple<tensor<8xf32>>'",
+        "--pass",
+        "sdy-basic-propagate",
+    ),
     # The input verifies; inlining the call into the manual computation (import-func-calls)
     # puts the constraint on "x" under the body that made "x" manual (fuzzer seed 11-205).
     "inlined-call-names-a-manual-axis": _propagate(

@@ -202,6 +202,23 @@ def test_ops_with_one_signature_share_one_rule() -> None:
     assert str(first) == "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4} permutation={j}>"
 
 
+def test_ops_of_the_same_objects_find_their_rule_without_a_signature(monkeypatch) -> None:
+    """Types and property values that are the same objects (as the parser shares them) key the
+    rule by identity: the second op's rule is found without building its signature."""
+    dims = RawAttr("array<i64: 0>")
+    first, second = make_op("stablehlo.reverse"), make_op("stablehlo.reverse")
+    first.properties["dimensions"] = second.properties["dimensions"] = dims
+    rule = create_op_sharding_rule(first)
+
+    def no_signature(*_args: object) -> None:
+        raise AssertionError("the signature was built")
+
+    monkeypatch.setattr(registry, "_signature", no_signature)
+    assert create_op_sharding_rule(second) is rule
+    with pytest.raises(AssertionError, match="signature was built"):  # another object: by value
+        create_op_sharding_rule(make_op("stablehlo.reverse", dimensions="array<i64: 0>"))
+
+
 @pytest.mark.parametrize(
     "attrs, expected",
     [

@@ -57,7 +57,13 @@ class _Entries:
         return sys.maxsize  # the count is known once computed; `location` checks the index
 
     def __getitem__(self, index: int) -> DeferredLocation:
-        return DeferredLocation(self._owner, self._kind, index)
+        # One per op of the input: built through the slots, without `__init__`'s three
+        # `object.__setattr__` (the class is frozen).
+        location = _new(DeferredLocation)
+        _set_owner(location, self._owner)
+        _set_kind(location, self._kind)
+        _set_index(location, index)
+        return location
 
 
 class DeferredLocation(Location):
@@ -108,3 +114,10 @@ class DeferredLocation(Location):
     def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles hold the plain position
         resolved = self.resolved()
         return (Location, (resolved.file, resolved.line, resolved.col))
+
+
+_new = object.__new__
+# The slots' descriptors: they set a slot of a frozen class without `__setattr__`.
+_set_owner = DeferredLocation.__dict__["_owner"].__set__
+_set_kind = DeferredLocation.__dict__["_kind"].__set__
+_set_index = DeferredLocation.__dict__["_index"].__set__

@@ -94,6 +94,9 @@ class _Parser:
         self.keep_loc_text = positions is not None
         self.op_positions = positions.ops if positions is not None else None
         self.arg_positions = positions.args if positions is not None else None
+        # How many of each there are (read once: `DeferredPositions` counts in Python).
+        self.op_count = len(positions.ops) if positions is not None else 0
+        self.arg_count = len(positions.args) if positions is not None else 0
         self.pos = 0
         self.scopes: list[dict[str, ir.Value]] = []
         self.pending: list[dict[str, list[ir.Value]]] = []
@@ -193,10 +196,11 @@ class _Parser:
         return op
 
     def parse_op(self) -> ir.Op:
+        return self.parse_line_op() or self.parse_general_op()
+
+    def parse_general_op(self) -> ir.Op:
+        """Any op in generic form (`parse_line_op` reads most of them faster)."""
         text = self.text
-        op = self.parse_line_op()
-        if op is not None:
-            return op
         m = _OP_START_RE.match(text, self.pos)
         if m is None:
             raise self.error("expected an operation in generic form")
@@ -204,7 +208,7 @@ class _Parser:
         pos = m.end()
         op = ir.Op(name)
         ops = self.ops
-        if self.op_positions is not None and len(ops) < len(self.op_positions):
+        if self.op_positions is not None and len(ops) < self.op_count:
             op.location = self.op_positions[len(ops)]
         ops.append(op)
         operands = []
@@ -279,7 +283,7 @@ class _Parser:
         if loc_text is not None and loc_text[4] == "#":
             loc_text = self.aliases.get(loc_text[4:-1], loc_text)
         if self.op_positions is not None:
-            if len(ops) < len(self.op_positions):
+            if len(ops) < self.op_count:
                 op.location = self.op_positions[len(ops)]
             op.loc_text = loc_text
         elif line is not None:
@@ -457,12 +461,18 @@ class _Parser:
         if not self.peek("}") and not self.peek("^"):
             region.add_block(ir.Block())
         text = self.text
+        blocks = region.blocks
+        line_op, general_op, skip_ws = self.parse_line_op, self.parse_general_op, WS_RE.match
         while not text.startswith("}", self.pos):
             if text.startswith("^", self.pos):
                 region.add_block(self.parse_block_header())
             else:
-                region.blocks[-1].append(self.parse_op())
-            self.pos = WS_RE.match(text, self.pos).end()  # type: ignore[union-attr]
+                # `parse_op` and `Block.append` inline: one op of the input each.
+                op = line_op() or general_op()
+                block = blocks[-1]
+                op.parent = block
+                block.ops.append(op)
+            self.pos = skip_ws(text, self.pos).end()  # type: ignore[union-attr]
         self.pos += 1
         self.scopes.pop()
         leftover = self.pending.pop()
@@ -522,7 +532,7 @@ class _Parser:
                 location = Location(self.filename, int(line), int(col or 0))
             else:
                 location = loc_position(loc_text, self.filename)
-        elif len(self.args) < len(self.arg_positions):
+        elif len(self.args) < self.arg_count:
             location = self.arg_positions[len(self.args)]
         else:
             location = Location(self.filename)

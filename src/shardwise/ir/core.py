@@ -113,10 +113,15 @@ class Op:
     ) -> None:
         self.name = name
         self.operands: list[Value] = []
-        self.results: list[Value] = [
-            Value(t, self, i, result_names[i] if result_names else "")
-            for i, t in enumerate(result_types or [])
-        ]
+        # The parser makes its ops without results (it adds them): no comprehension to run.
+        self.results: list[Value] = (
+            [
+                Value(t, self, i, result_names[i] if result_names else "")
+                for i, t in enumerate(result_types)
+            ]
+            if result_types
+            else []
+        )
         self.properties: dict[str, Any] = properties or {}
         self.attributes: dict[str, Any] = attributes or {}
         # Most ops have no region: they share one empty tuple (`add_region` makes the list),

@@ -7,14 +7,17 @@ per level step (`run_driver`). The passes above it (`aggressive_propagation`,
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
 
 from shardwise.errors import PropagationError
 from shardwise.ir import (
     Module,
     OpaqueType,
     TensorType,
+    Type,
 )
 from shardwise.passes import sdy_pass
 from shardwise.propagation.basic_factor_propagation import BasicFactorPropagation
@@ -40,29 +43,33 @@ __all__ = [
 
 def check_static_shapes(module: Module) -> None:
     """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
-    valid: set[int] = set()  # ids of the types found valid: values share few type objects
-    for op in module.op.walk_list():
+    ops = module.op.walk_list()
+    # Values share few type objects: each distinct one is checked, gathered without a Python
+    # loop over the module's values; the op of the first invalid one is looked for only then.
+    types = list(map(_TYPE_OF, chain.from_iterable(map(_RESULTS_OF, ops))))
+    distinct = dict(zip(map(id, types), types, strict=True)).values()
+    if all(_invalid_shape(t) is None for t in distinct):
+        return
+    for op in ops:
         for result in op.results:
-            t = result.type
-            if id(t) in valid:
-                continue
-            if isinstance(t, TensorType) and not t.is_static:
-                raise PropagationError(
-                    "Shardy propagation only supports ranked tensors with a static shape. "
-                    f"type: '{t}'",
-                    op.location,
-                )
-            if isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
-                raise PropagationError(
-                    f"Shardy propagation doesn't support tuples: '{t}'", op.location
-                )
-            if isinstance(t, OpaqueType) and t.text.startswith("tensor<"):
-                raise PropagationError(
-                    "Shardy propagation only supports ranked tensors with a static shape. "
-                    f"type: '{t}'",
-                    op.location,
-                )
-            valid.add(id(t))
+            message = _invalid_shape(result.type)
+            if message is not None:
+                raise PropagationError(message, op.location)
+
+
+_RESULTS_OF = operator.attrgetter("results")
+_TYPE_OF = operator.attrgetter("type")
+
+
+def _invalid_shape(t: Type) -> str | None:
+    """Why propagation rejects a value of type `t`, or None."""
+    if isinstance(t, TensorType) and not t.is_static:
+        return f"Shardy propagation only supports ranked tensors with a static shape. type: '{t}'"
+    if isinstance(t, OpaqueType) and t.text.startswith("tuple<"):
+        return f"Shardy propagation doesn't support tuples: '{t}'"
+    if isinstance(t, OpaqueType) and t.text.startswith("tensor<"):
+        return f"Shardy propagation only supports ranked tensors with a static shape. type: '{t}'"
+    return None
 
 
 BASIC = BasicFactorPropagation()

@@ -222,11 +222,12 @@ class SettledOpSkip:
             # the previous run settled (a write reaching it requeues it all the same). What an
             # unsettled op's latest visit read is stale (it wrote since): read again.
             writes_nothing, states, rule = self._step_writes_nothing, self.states, key[1]
+            answers: dict[tuple, tuple] = {}  # the ops of one key: one answer per shardings
             for position in changed:
                 op = seed[position]
                 if position in unsettled:
                     states.pop(id(op), None)
-                if not writes_nothing(host, op, rule, directions):
+                if not writes_nothing(host, op, rule, directions, answers):
                     positions.append(position)
             unsettled.difference_update(changed)
         # A data-flow edge (no rule, a pattern of its own) against its latest step's direction.
@@ -240,14 +241,24 @@ class SettledOpSkip:
         return sorted(set(positions))
 
     def _step_writes_nothing(
-        self, host: SkipHost, op: Op, rule: OpShardingRule, directions: tuple
+        self,
+        host: SkipHost,
+        op: Op,
+        rule: OpShardingRule,
+        directions: tuple,
+        answers: dict[tuple, tuple] | None = None,
     ) -> bool:
         """Whether a visit of `op` (its rule `rule`, stored on it) with `directions` would
         find nothing to write now: no sharding, no factor to move, no mesh, or a step that
         updates no tensor (the tests of the driver's `_propagate_registered_op`, in its
         order). The shardings the op's latest visit read stand for its own where `states`
         keeps them, else they are read. Always False while an observer watches: it sees
-        every step of an op whose directions change."""
+        every step of an op whose directions change.
+
+        `answers`: the answers for ops of `op`'s name, rule and directions so far, by the
+        identity of the shardings read (a step is a function of those and of the op's name:
+        the layers of a model repeat one sharding object on many ops); each entry keeps its
+        shardings alive, so their ids stay theirs."""
         if host.observer is not None:
             return False
         state = self.states.get(id(op))
@@ -264,13 +275,22 @@ class SettledOpSkip:
             operand_shardings, result_shardings = state  # type: ignore[misc]
         if not any(directions):
             return True
+        if answers is not None:
+            key = (len(operand_shardings), *map(id, operand_shardings), *map(id, result_shardings))
+            found = answers.get(key)
+            if found is not None:
+                return found[0]
         computed = host.step_updates(
             op, operand_shardings, result_shardings, rule, directions, host.conservative
         )
         if computed is None:
-            return True
-        _, _, (new_operands, new_results) = computed
-        return not any(new_operands) and not any(new_results)
+            answer = True
+        else:
+            _, _, (new_operands, new_results) = computed
+            answer = not any(new_operands) and not any(new_results)
+        if answers is not None:
+            answers[key] = (answer, operand_shardings, result_shardings)
+        return answer
 
     def _visit_key(
         self, host: SkipHost, op: Op, patterns: Collection[str]

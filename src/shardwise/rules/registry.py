@@ -16,12 +16,13 @@ e.g. a user's custom rule) and by default stores a created rule on the op.
 from __future__ import annotations
 
 import importlib
+import operator
 import warnings
 from collections.abc import Callable, Hashable, Iterable
 
 from shardwise.errors import ShardwiseError
 from shardwise.hashing import InternTable
-from shardwise.ir import SHARDING_RULE_ATTR, Module, Op
+from shardwise.ir import SHARDING_RULE_ATTR, Module, Op, OpaqueType, RawAttr, TensorType
 from shardwise.rules.rule import OpShardingRule
 from shardwise.syntax import parse_op_sharding_rule
 
@@ -239,10 +240,58 @@ def _signature(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
     )
 
 
+def _identity_key(op: Op, rule_fn: RuleFn, conservative: bool) -> tuple | None:
+    """A key of `op`'s `_signature` by the identity of its types and property values,
+    cheaper to build and to hash than the signature (whose types and attributes hash in
+    Python), or None for an op whose signature has more (a discardable attribute, what is
+    read of its regions) or that has none. Equal keys mean the same objects, hence equal
+    signatures, while those objects are alive (`_rules_by_identity` keeps them) and
+    immutable (checked when a key is stored, `_immutable_values`)."""
+    attributes = op.attributes
+    if attributes and not attributes.keys() <= _NOT_IN_SIGNATURE:
+        return None
+    if (op.regions and op.name not in _REGIONS_NOT_READ) or op.name in _READS_MORE_THAN_SIGNATURE:
+        return None
+    if not rule_fn.__module__.startswith(_BUILTIN_RULES_MODULE):
+        return None
+    operands, results, properties = op.operands, op.results, op.properties
+    return (
+        op.name,
+        conservative,
+        len(operands),
+        len(results),
+        *map(id, map(_TYPE_OF, operands)),
+        *map(id, map(_TYPE_OF, results)),
+        *properties,  # the names, in order
+        *map(id, properties.values()),
+    )
+
+
+_TYPE_OF = operator.attrgetter("type")
+# Property values whose identity stands for their value: frozen (no mutable field).
+_IMMUTABLE_VALUES = frozenset({RawAttr, str, int, float, bool, type(None)})
+
+
+def _immutable_values(op: Op) -> bool:
+    return all(type(v) in _IMMUTABLE_VALUES for v in op.properties.values()) and all(
+        type(v.type) in _IMMUTABLE_TYPES for v in (*op.operands, *op.results)
+    )
+
+
+_IMMUTABLE_TYPES = frozenset({TensorType, OpaqueType})
+# Rules by `_identity_key`, each with the objects the key names (kept alive: ids stay theirs).
+_rules_by_identity: dict[tuple, tuple[tuple, OpShardingRule | None]] = {}
+
+
 def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy would create for `op` (ignoring any rule already on it)."""
     rule_fn = _rules().get(op.name)
     if rule_fn is not None:
+        key = _identity_key(op, rule_fn, conservative)
+        if key is not None:
+            found = _rules_by_identity.get(key)
+            if found is not None:
+                return found[1]
         signature = _signature(op, rule_fn, conservative)
         if signature is None:
             return _interned(rule_fn(op, conservative))
@@ -253,7 +302,12 @@ def create_op_sharding_rule(op: Op, conservative: bool = False) -> OpShardingRul
         if rule is None:
             if len(_rules_by_signature) >= _MAX_CACHED_RULES:
                 _rules_by_signature.clear()
+                _rules_by_identity.clear()
             rule = _rules_by_signature[signature] = _interned(rule_fn(op, conservative))
+        if key is not None and _immutable_values(op):
+            if len(_rules_by_identity) >= _MAX_CACHED_RULES:
+                _rules_by_identity.clear()
+            _rules_by_identity[key] = (signature, rule)
         return rule
     if op.name in NO_RULE_OPS or _is_terminator(op):
         return None
