@@ -142,3 +142,56 @@ def test_a_plan_made_with_the_helper_is_the_plan_made_without_it(mesh, monkeypat
     got.pop("search_time_s")
     want.pop("search_time_s")
     assert got == want
+
+
+class _Recorder:
+    """An evaluator that estimates every candidate at 1 s and records what it is asked."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[tuple]] = []
+        self.expected: list[tuple] = []
+
+    def run(self, candidates, memory=True):
+        self.runs.append([_key(c) for c in candidates])
+        return [{"time_s": 1.0, "peak_memory_bytes_per_device": 1} for _ in candidates]
+
+    def expect(self, candidate) -> None:
+        self.expected.append(_key(candidate))
+
+
+def test_the_answer_is_guessed_from_the_milps_choices_and_the_probes_alone():
+    """`_guess_answer` sends the helper the descent's first neighbour of the best so far (a
+    probe 0.5 s faster than replicated), moved in the group whose probe gains most from there
+    (0.3 s): before any standard plan is estimated; it evaluates only the MILP's choices."""
+    from shardwise.plan.milp import probe_choices
+
+    _, _, space = _loaded("data=2,model=4")
+    probes = probe_choices(space)
+    base, first = probes[0], probes[1]
+
+    def with_first(probe: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(max(a, b) for a, b in zip(first, probe, strict=True))
+
+    second = next(  # a probe of another group that can join the first
+        p
+        for p in probes[2:]
+        if p.index(max(p)) != first.index(max(first)) and space.shardings(with_first(p))
+    )
+    results = {p: {"time_s": 1.0, "peak_memory_bytes_per_device": 1} for p in probes}
+    results[first] = {"time_s": 0.5, "peak_memory_bytes_per_device": 1}
+    results[second] = {"time_s": 0.7, "peak_memory_bytes_per_device": 1}
+    ev = _Recorder()
+    search._guess_answer(space, ev, None, [base], (results, results))
+    assert ev.runs == [[_key(space.shardings(base))]]
+    assert ev.expected == [_key(space.shardings(with_first(second)))]
+
+
+def test_no_guess_without_a_neighbour_the_probes_predict_to_gain():
+    from shardwise.plan.milp import probe_choices
+
+    _, _, space = _loaded("data=2,model=4")
+    probes = probe_choices(space)
+    results = {p: {"time_s": 1.0, "peak_memory_bytes_per_device": 1} for p in probes}
+    ev = _Recorder()
+    search._guess_answer(space, ev, None, [probes[0]], (results, results))
+    assert ev.expected == []

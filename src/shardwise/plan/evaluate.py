@@ -171,7 +171,10 @@ class Evaluator:
     layers: to 2 and 3 layers, or, when only the step time matters (`memory=False`: no
     budget), to 1 and 2 (the step time grows by the same from the first layer on, the peak
     memory may not). `full` gives the whole module's evaluation; `expect` starts one early in
-    the `helper` process, if there is one (the evaluator owns it from then on: `close`)."""
+    the `helper` process, if there is one (the evaluator owns it from then on: `close`).
+    `reported`: the candidates whose estimate always includes the peak memory (as if `run`
+    with `memory=True`), whenever and however they are first asked for: their estimate does
+    not depend on the order of the evaluations."""
 
     def __init__(
         self,
@@ -189,6 +192,7 @@ class Evaluator:
         self.expected: dict[Key, int] = {}  # the helper's whole-module evaluations, by job
         self.memo: dict[Key, dict[str, Any]] = {}  # the estimates
         self.exact_memory: set[Key] = set()  # the estimates whose peak memory is right
+        self.reported: set[Key] = set()  # estimated with their peak memory, always
         self.full_memo: dict[Key, dict[str, Any]] = {}
         self.cut_memo: dict[tuple[int, Key], dict[str, Any]] = {}
         self.progress = progress  # a `explain.progress.ProgressSink`, or None
@@ -197,17 +201,20 @@ class Evaluator:
         if self.cuts is None:
             return self.full(candidates)
         keys = [_key(c) for c in candidates]
-        todo = [k for k in dict.fromkeys(keys) if k not in self.memo or memory]
-        todo = [k for k in todo if not (memory and k in self.exact_memory)]
-        low = CUT if memory else CUT - 1
-        jobs = [(c, k) for k in todo for c in (low, low + 1) if (c, k) not in self.cut_memo]
+        todo = {}  # key -> the lower cut its estimate extrapolates from
+        for k in dict.fromkeys(keys):
+            exact = memory or k in self.reported
+            if k not in (self.exact_memory if exact else self.memo):
+                todo[k] = CUT if exact else CUT - 1
+        jobs = [(c, k) for k, low in todo.items() for c in (low, low + 1)]
+        jobs = [job for job in jobs if job not in self.cut_memo]
         texts, on_cut = self.cuts.texts, self.cuts.key
         done = self._evaluate([(texts[c], on_cut(c, k)) for c, k in jobs], len(self.cut_memo))
         self.cut_memo.update(zip(jobs, done, strict=True))
-        for k in todo:
+        for k, low in todo.items():
             lo, hi = self.cut_memo[low, k], self.cut_memo[low + 1, k]
             self.memo[k] = extrapolate(lo, hi, self.cuts.depth, low)
-            if memory:
+            if low == CUT:
                 self.exact_memory.add(k)
         return [self.memo[k] for k in keys]
 
