@@ -195,3 +195,22 @@ def test_no_guess_without_a_neighbour_the_probes_predict_to_gain():
     ev = _Recorder()
     search._guess_answer(space, ev, None, [probes[0]], (results, results))
     assert ev.expected == []
+
+
+@pytest.mark.parametrize("mesh", ["data=2,model=4", "data=2,model=2,seq=2", "data=2,one=1,model=4"])
+def test_the_helpers_copy_imported_ahead_costs_what_the_whole_pipeline_does(mesh):
+    """`prepare_job` runs Shardy's import pipeline before the shardings are written: the
+    whole module's evaluation is the same, candidate for candidate (a mesh with an axis of
+    size 1 included: the import rewrites every sharding then)."""
+    master, named, space = _loaded(mesh)
+    state = (named, "<t>")
+    for shardings in standard_plans(space).values():
+        key = _key(shardings)
+        evaluate.prepare_job(state)
+        # Imported: the constants are `sdy.constant`s (`sdy-constant-or-scalar-splitter`).
+        names = {op.name for op in evaluate._PREPARED[state].walk()}
+        assert "sdy.constant" in names and "stablehlo.constant" not in names
+        assert "sdy.constant" not in {op.name for op in master.walk()}
+        got = evaluate.whole_module_job(state, key, DEFAULT_COST)
+        assert state not in evaluate._PREPARED
+        assert got == evaluate.evaluate_candidate(named, "<t>", key, DEFAULT_COST)

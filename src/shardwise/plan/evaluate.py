@@ -81,8 +81,11 @@ def evaluate_candidate(text: Source, name: str, key: Key, params: CostParams) ->
         return _cost_of(_fresh_copy(text, name), key, params)
 
 
-def _cost_of(module: Module, key: Key, params: CostParams) -> dict[str, Any]:
-    """`module` with the shardings of `key` written, estimated; then freed."""
+def _cost_of(
+    module: Module, key: Key, params: CostParams, imported: bool = False
+) -> dict[str, Any]:
+    """`module` with the shardings of `key` written, estimated; then freed. `imported`:
+    `module` has been through Shardy's import pipeline already (`prepare_job`)."""
     from shardwise.syntax import parse_tensor_sharding
 
     with gc_paused():
@@ -93,7 +96,7 @@ def _cost_of(module: Module, key: Key, params: CostParams) -> dict[str, Any]:
             args = func.regions[0].entry.args
             for i, sharding_text in key:
                 set_sharding(args[i], parse_tensor_sharding(sharding_text))
-            return estimate_ir(module, params)
+            return estimate_ir(module, params, imported)
         finally:
             release_ops(ops)
             module.release()  # frees it by reference counting: no GC pass over a dead module
@@ -434,9 +437,17 @@ _PREPARED: dict[tuple[Source, str], Module] = {}  # in the helper: a copy of the
 
 def prepare_job(state: tuple[Source, str]) -> None:
     """A copy of the text's master, made in the helper while it waits for `whole_module_job`
-    (0.15 s at 96 GPT layers off the time the planner waits for that)."""
+    (0.15 s at 96 GPT layers off the time the planner waits for that), taken through Shardy's
+    import pipeline already (0.14 s more): the shardings the planner writes (of the module's
+    mesh, by name, without axes of size 1 or priorities) are none of what those passes read
+    or rewrite (inlined meshes, size-one axes, callees' shardings, data-flow ops), so writing
+    them after the import is writing them before."""
+    from shardwise.imports.import_pipeline import import_pipeline
+
     with gc_paused():
-        _PREPARED[state] = _fresh_copy(*state)
+        module = _fresh_copy(*state)
+        import_pipeline(module)
+        _PREPARED[state] = module
 
 
 def whole_module_job(state: tuple[Source, str], key: Key, params: CostParams) -> dict[str, Any]:
@@ -444,4 +455,6 @@ def whole_module_job(state: tuple[Source, str], key: Key, params: CostParams) ->
     on the copy `prepare_job` made, if there is one."""
     with gc_paused():
         module = _PREPARED.pop(state, None)
-        return _cost_of(module if module is not None else _fresh_copy(*state), key, params)
+        if module is None:
+            return _cost_of(_fresh_copy(*state), key, params)
+        return _cost_of(module, key, params, imported=True)
