@@ -177,7 +177,7 @@ def _search_choices(
                 predicted.setdefault(choice, results[stand_in])
     found = milp_choices(space, predicted, budget, TOP_K)
     if ev.helper is not None:
-        _guess_answer(space, ev, budget, found, (results, predicted))
+        _guess_answer(space, ev, budget, (results, predicted))
     found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
     found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
     evaluated = dict(zip(found, ev.run(_choice_shardings(space, found), memory), strict=True))
@@ -189,26 +189,25 @@ def _guess_answer(
     space: SearchSpace,
     ev: Evaluator,
     budget: int | None,
-    found: list[tuple[int, ...]],
     probes: tuple[dict[tuple[int, ...], dict[str, Any]], dict[tuple[int, ...], dict[str, Any]]],
 ) -> None:
     """Start the answer's whole-module evaluation in the helper (`Evaluator.expect`) before
-    the standard plans are estimated: the guess is the descent's first neighbour (the one
-    the probes predict to gain most) of the best of the MILP's choices `found` and the
-    probes (`probes`: their results, and what the MILP read of them). On the GPT cases of benchmarks/plan/ it is the answer, sent ~1 s of
-    this process's work earlier than the descent finds it, so the helper's evaluation (1.6 s
-    at 96 layers) ends before this process asks for it. It changes no result and costs this
-    process nothing: the choices it evaluates the search evaluates next (memoized), and a
-    wrong guess (a standard plan is the better start, or the neighbour is no gain) is
-    replaced by the descent's own, costing the helper's core."""
+    anything but the probes is estimated: the guess is the descent's first neighbour (the one
+    the probes predict to gain most) of the best probe (`probes`: their results, and what the
+    MILP read of them). On the GPT cases of benchmarks/plan/ the descent starts from that probe
+    (the MILP's choices and the standard plans cost more) and the guess is the answer, sent
+    ~1 s of this process's work before the descent finds it (the MILP's choices, the standard
+    plans and the neighbour are estimated in between), so the helper's evaluation (1.6 s at 96
+    layers) ends about when this process asks for it. It estimates nothing and changes no
+    result; a wrong guess is replaced by the descent's own, costing the helper's core."""
     results, predicted = probes
-    memory = budget is not None
-    found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
-    evaluated = dict(zip(found, ev.run(_choice_shardings(space, found), memory), strict=True))
-    evaluated.update(results)
-    best = min(evaluated, key=lambda c: (not _fits(evaluated[c], budget), evaluated[c]["time_s"]))
-    neighbours, change = _neighbours(space, best, evaluated[best], budget, predicted)
-    gains = [n for n in neighbours if n not in evaluated and change.get(n, 0.0) < 0.0]
+
+    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
+        return (not _fits(results[c], budget), results[c]["time_s"])
+
+    best = min(results, key=rank)
+    neighbours, change = _neighbours(space, best, results[best], budget, predicted)
+    gains = [n for n in neighbours if n not in results and change.get(n, 0.0) < 0.0]
     if gains:
         ev.expect(space.shardings(min(gains, key=lambda n: change[n])) or {})
 
