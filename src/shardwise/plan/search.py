@@ -417,7 +417,7 @@ def plan_module(
         # evaluated it already (a probe, or one of the enumerated choices).
         base_result = ev.run([space.shardings(tuple(0 for _ in space.groups)) or {}], False)[0]
         lower_bound = base_result["compute_s"] / max(1, mesh_value.total_size)
-        n_standard = len(standard_plans(space))
+        n_standard = sum(1 for label, _ in labelled if label != "search")  # listed first
         plan = _choose(
             text, name, labelled, (results, reported), n_standard, budget, lower_bound, printed
         )
