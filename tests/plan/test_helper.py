@@ -59,6 +59,24 @@ def test_a_jobs_exception_is_raised_by_result():
         helper.close()
 
 
+def _big(state: int, size: int) -> str:
+    return "x" * size
+
+
+def test_a_reply_larger_than_the_pipe_is_read_when_the_next_job_is_sent():
+    """The child cannot finish sending a reply of 4 MB until the planner reads it: `submit`
+    reads the replies already there, so the child is free for the job it sends."""
+    helper = HelperProcess(0)
+    try:
+        big = helper.submit(_big, 4 << 20)
+        assert helper._conn.poll(None)  # the child has started to send it
+        small = helper.submit(_add, 1)
+        assert big in helper._received  # read in full, before the next job was sent
+        assert helper.result(small) == 1 and len(helper.result(big)) == 4 << 20
+    finally:
+        helper.close()
+
+
 def test_close_drops_a_job_still_running():
     helper = HelperProcess(0)
     job = helper.submit(_sleep, 60.0)

@@ -199,6 +199,7 @@ class Evaluator:
         self.full_memo: dict[Key, dict[str, Any]] = {}
         self.cut_memo: dict[tuple[int, Key], dict[str, Any]] = {}
         self.progress = progress  # a `explain.progress.ProgressSink`, or None
+        self.printed: int | None = None  # the helper's job printing the input, if sent
 
     def run(self, candidates: Sequence[Shardings], memory: bool = True) -> list[dict[str, Any]]:
         if self.cuts is None:
@@ -243,14 +244,34 @@ class Evaluator:
         if self.expected:
             self.helper.close()
             self.helper = HelperProcess((self.text, self.name))
-            self.expected = {}
+            self.expected, self.printed = {}, None
         self.expected[key] = self.helper.submit(whole_module_job, key, self.params)
+
+    def print_input(self) -> None:
+        """Have the helper print the input (`write_text` of the master), for `printed_input`:
+        while it waits for the answer, the printout costs it nothing."""
+        if self.helper is not None and self.printed is None:
+            try:
+                self.printed = self.helper.submit(printed_job)
+            except HelperDied:
+                self.close()
+
+    def printed_input(self) -> str | None:
+        """The helper's printout of the input (`print_input`), or None."""
+        if self.helper is None or self.printed is None:
+            return None
+        try:
+            text: str = self.helper.result(self.printed)
+            return text
+        except HelperDied:
+            self.close()
+            return None
 
     def close(self) -> None:
         """Kill the helper process (a guess it still runs is dropped)."""
         if self.helper is not None:
             self.helper.close()
-            self.helper, self.expected = None, {}
+            self.helper, self.expected, self.printed = None, {}, None
 
     def full(self, candidates: Sequence[Shardings], last: bool = False) -> list[dict[str, Any]]:
         """The whole module's evaluations (the estimates too when there are no cuts): those
@@ -448,6 +469,14 @@ def prepare_job(state: tuple[Source, str]) -> None:
         module = _fresh_copy(*state)
         import_pipeline(module)
         _PREPARED[state] = module
+
+
+def printed_job(state: tuple[Source, str]) -> str:
+    """`write_text` of the text's master, in the helper process."""
+    from shardwise.io.mlir import write_text
+
+    with gc_paused():
+        return write_text(_master(*state))
 
 
 def whole_module_job(state: tuple[Source, str], key: Key, params: CostParams) -> dict[str, Any]:

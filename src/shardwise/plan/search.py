@@ -394,10 +394,11 @@ def plan_module(
             space = build_space(base, mesh_name, mesh_value)
             cuts, helper = _cuts(base, text, name, helper, cut)
             ev = Evaluator(text, name, params, pool, progress, cuts, helper)
+            ev.print_input()
             labelled, results = _search(space, ev, budget)
             ev.expect(labelled[_answer(results, budget)][1])
             # The answer printed before the whole module is costed on the loaded input itself.
-            printed = _printed_answer(text, name, labelled, results, budget)
+            printed = _printed_answer(ev, labelled, results, budget)
             reported = _checked(ev, labelled, results, budget)
             if reported is None:  # the cuts' estimates missed: search the whole module instead
                 ev.close()
@@ -500,17 +501,18 @@ def _answer(results: list[dict[str, Any]], budget: int | None) -> int:
 
 
 def _printed_answer(
-    text: Source,
-    name: str,
+    ev: Evaluator,
     labelled: list[tuple[str, Shardings]],
     results: list[dict[str, Any]],
     budget: int | None,
 ) -> dict[Key, tuple[str, list[ArgPlan]]]:
-    """`_annotated` of the answer that fits, by its key (empty if none fits)."""
+    """`_annotated` of the answer that fits, by its key (empty if none fits), from the
+    helper's printout of the input where there is one."""
     i = _answer(results, budget)
     if not _fits(results[i], budget):
         return {}
-    return {_key(labelled[i][1]): _annotated(text, name, labelled[i][1])}
+    shardings = labelled[i][1]
+    return {_key(shardings): _annotated(ev.text, ev.name, shardings, ev.printed_input())}
 
 
 def _agrees(
@@ -571,17 +573,21 @@ def _choose(
     )
 
 
-def _annotated(text: Source, name: str, shardings: Shardings) -> tuple[str, list[ArgPlan]]:
+def _annotated(
+    text: Source, name: str, shardings: Shardings, printed: str | None = None
+) -> tuple[str, list[ArgPlan]]:
     """The input's text with `shardings` on the entry function's arguments, and the arguments'
     plans: the loaded input (the candidates' master) printed with them set for the while, on a
     copy of its argument attributes put back after. It prints what a clone of it with the
     shardings set prints, without cloning the whole module (0.15 s at 96 GPT layers) or
-    printing it twice (0.2 s)."""
-    from shardwise.io.mlir import write_text
+    printing it twice (0.2 s). `printed`: the input's printout (by the helper), in which
+    only the entry function's signature then changes (`with_func_signature`)."""
+    from shardwise.io.mlir import func_signature_text, with_func_signature, write_text
 
     module = _master(text, name)
     func = main_func(module)
     assert func is not None
+    signature = func_signature_text(module, func) if printed is not None else None
     before = func.properties.get("arg_attrs")
     if before is not None:
         func.properties["arg_attrs"] = copy_attr(before)
@@ -589,7 +595,9 @@ def _annotated(text: Source, name: str, shardings: Shardings) -> tuple[str, list
         args = func.regions[0].entry.args
         for i, sharding in sorted(shardings.items()):
             set_sharding(args[i], sharding)
-        return write_text(module), _arg_plans(module, shardings)
+        if printed is None:
+            return write_text(module), _arg_plans(module, shardings)
+        return with_func_signature(printed, signature, module, func), _arg_plans(module, shardings)
     finally:
         if before is None:
             func.properties.pop("arg_attrs", None)
