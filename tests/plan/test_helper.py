@@ -231,6 +231,11 @@ def test_the_helpers_copy_imported_ahead_costs_what_the_whole_pipeline_does(mesh
         names = {op.name for op in evaluate._PREPARED[state].walk()}
         assert "sdy.constant" in names and "stablehlo.constant" not in names
         assert "sdy.constant" not in {op.name for op in master.walk()}
+        spent = list(evaluate._SPENT)
         got = evaluate.whole_module_job(state, key, DEFAULT_COST)
         assert state not in evaluate._PREPARED
         assert got == evaluate.evaluate_candidate(named, "<t>", key, DEFAULT_COST)
+        # The module costed is freed when the next one is, after this reply; the last freed.
+        (costed,) = evaluate._SPENT
+        assert costed.op.regions[0].parent is not None
+        assert all(m.op.regions[0].parent is None for m in spent)
