@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from shardwise.io.mlir import write_text
 from shardwise.plan import evaluate, search
 from shardwise.plan.cost import DEFAULT_COST
 from shardwise.plan.helper import HelperDied, HelperProcess
@@ -114,6 +115,8 @@ def test_a_guess_the_helper_is_busy_with_is_dropped_for_the_next():
     helper = HelperProcess((named, "<t>"))
     ev = evaluate.Evaluator(named, "<t>", DEFAULT_COST, None, helper=helper)
     try:
+        ev.print_input()
+        assert helper._conn.poll(None)  # the printout has started to come
         ev.expect(first)
         ev.expect(second)
         assert ev.helper is not helper and list(ev.expected) == [_key(second)]
@@ -122,6 +125,8 @@ def test_a_guess_the_helper_is_busy_with_is_dropped_for_the_next():
         ev.close()
     assert ev.helper is None
     assert got == evaluate.evaluate_candidate(named, "<t>", _key(second), DEFAULT_COST)
+    # The printout the first helper made is kept: the second has none.
+    assert ev.printed_input() == write_text(module)
 
 
 def test_a_helper_that_died_is_dropped_and_the_evaluation_made_here():

@@ -205,6 +205,7 @@ class Evaluator:
         self.cut_memo: dict[tuple[int, Key], dict[str, Any]] = {}
         self.progress = progress  # a `explain.progress.ProgressSink`, or None
         self.printed: int | None = None  # the helper's job printing the input, if sent
+        self.printout: str | None = None  # its reply, once read
 
     def run(self, candidates: Sequence[Shardings], memory: bool = True) -> list[dict[str, Any]]:
         if self.cuts is None:
@@ -247,7 +248,9 @@ class Evaluator:
                 self.full_memo[k] = self.helper.result(job)
                 del self.expected[k]
         if self.expected:
-            self.helper.close()
+            self._keep_printout()  # the new helper's printout would come after its guess
+            if self.helper is not None:
+                self.helper.close()
             self.helper = HelperProcess((self.text, self.name))
             self.expected, self.printed = {}, None
         self.expected[key] = self.helper.submit(whole_module_job, key, self.params)
@@ -262,15 +265,22 @@ class Evaluator:
                 self.close()
 
     def printed_input(self) -> str | None:
-        """The helper's printout of the input (`print_input`), or None."""
-        if self.helper is None or self.printed is None:
-            return None
+        """The helper's printout of the input (`print_input`), or None (the helper died, or
+        its printout failed: printed here, that reports the failure)."""
+        self._keep_printout(wait=True)
+        return self.printout
+
+    def _keep_printout(self, wait: bool = False) -> None:
+        """Read the helper's printout if it has come (or, `wait`, once it comes)."""
+        if self.helper is None or self.printed is None or self.printout is not None:
+            return
         try:
-            text: str = self.helper.result(self.printed)
-            return text
+            if wait or self.helper.done(self.printed):
+                self.printout = self.helper.result(self.printed)
         except HelperDied:
             self.close()
-            return None
+        except Exception:  # noqa: BLE001  (printed here instead, which reports it)
+            self.printed = None
 
     def close(self) -> None:
         """Kill the helper process (a guess it still runs is dropped)."""
