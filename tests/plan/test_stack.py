@@ -283,3 +283,31 @@ def test_a_plan_from_the_cuts_predicts_the_collectives_shardy_inserts():
     ours = [(c["kind"], tuple(c["axes"])) for c in again["collectives"]]
     assert ours == _reference_collectives(plan.text)
     assert ours
+
+
+def test_a_reported_candidates_estimate_does_not_depend_on_when_it_is_first_asked_for():
+    """The standard plans are reported with their peak memory (`Evaluator.reported`): asked
+    for first by the search without a budget (the step time alone: the cuts to 1 and 2
+    layers), a reported candidate is still estimated from the cuts to 2 and 3, the estimate
+    it gets when the report asks first; an unreported one is not."""
+    text, mesh = _stack_text(5), "data=2,model=4"
+    module, _, space = _with_mesh(text, mesh)
+    named = evaluate.WithMesh(text, parse_mesh_spec(mesh))
+    evaluate.use_as_master(named, "<t>", module)
+    cuts = evaluate.stack_cuts(module, named, "<t>")
+    assert cuts is not None
+    reported, other = list(standard_plans(space).values())[:2]
+
+    def evaluator() -> evaluate.Evaluator:
+        ev = evaluate.Evaluator(named, "<t>", DEFAULT_COST, None, cuts=cuts)
+        ev.reported.add(_key(reported))
+        return ev
+
+    report_first, search_first = evaluator(), evaluator()
+    want = report_first.run([reported, other], memory=True)
+    got = search_first.run([reported, other], memory=False)
+    assert got[0] == want[0]
+    assert _key(reported) in search_first.exact_memory
+    assert got[1] != want[1]  # from other cuts: differs at least in rounding or peak memory
+    assert _key(other) not in search_first.exact_memory
+    assert search_first.run([reported, other], memory=True) == want

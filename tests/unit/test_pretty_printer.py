@@ -529,3 +529,53 @@ def test_fuzz_modules_print_as_mlir(seed: int) -> None:
     except pretty_printer.Unsupported:
         return
     assert fast == _reference(module)
+
+
+_SIGNATURES = [
+    # arguments without attributes, some with; results with attributes; a public func
+    _func(
+        "%0 = stablehlo.add %arg0, %arg1 : tensor<8x16xf32>\nreturn %0 : tensor<8x16xf32>",
+        args='%arg0: tensor<8x16xf32>, %arg1: tensor<8x16xf32> {jax.arg_info = "b"}',
+        results='(tensor<8x16xf32> {jax.result_info = "r"})',
+    ),
+    "module {\n"
+    + MESH
+    + "\nfunc.func public @main(%arg0: tensor<8x16xf32>, %arg1: tensor<4x2xf32>)"
+    " -> tensor<8x16xf32> {\n%0 = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>\n"
+    "return %0 : tensor<8x16xf32>\n}\n}\n",
+]
+
+
+@pytest.mark.parametrize("text", _SIGNATURES)
+def test_a_changed_signature_is_put_into_the_old_printout(text, monkeypatch) -> None:
+    """`with_func_signature`: the arguments' shardings set after a printout, the printout with
+    the entry function's new signature in place of the old one is MLIR's printout of the
+    changed module; the rest is not printed again."""
+    from shardwise.sdy.funcs import main_func
+    from shardwise.sdy.shardings import set_sharding
+
+    module = load_text(text, "<t>")
+    func = main_func(module)
+    printed = write_text(module)
+    before = mlir.func_signature_text(module, func)
+    assert before is not None and before in printed
+    args = func.regions[0].entry.args
+    set_sharding(args[0], parse_sdy_attribute('#sdy.sharding<@mesh, [{"x"}, {}]>'))
+    set_sharding(args[1], parse_sdy_attribute('#sdy.sharding<@mesh, [{"y", ?}, {}]>'))
+    want = _reference(module)
+
+    def printed_again(*_args, **_kwargs):
+        raise AssertionError("printed again")
+
+    monkeypatch.setattr(mlir, "write_text", printed_again)
+    assert mlir.with_func_signature(printed, before, module, func) == want
+
+
+def test_a_signature_the_printout_does_not_hold_once_is_printed_anew() -> None:
+    from shardwise.sdy.funcs import main_func
+
+    module = load_text(_SIGNATURES[0], "<t>")
+    func = main_func(module)
+    before = mlir.func_signature_text(module, func)
+    assert before is not None
+    assert mlir.with_func_signature("", before, module, func) == write_text(module)

@@ -18,9 +18,16 @@ from collections.abc import Callable
 from typing import Any
 
 from shardwise import ir
-from shardwise.io.pretty_printer import OpPrinter, Printer, Unsupported
+from shardwise.io.pretty_printer import (
+    OpPrinter,
+    Printer,
+    Unsupported,
+    _Counters,
+    _Scope,
+    _short_name,
+)
 
-__all__ = ["OP_PRINTERS", "NAME_HINTS", "register"]
+__all__ = ["OP_PRINTERS", "NAME_HINTS", "func_signature", "register"]
 
 OP_PRINTERS: dict[str, OpPrinter] = {}
 # Ops that name their results (`getAsmResultNames`): one name per result.
@@ -136,9 +143,31 @@ def _module(p: Printer, op: ir.Op, indent: str, name: str) -> str:
 def _func(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
         raise Unsupported("func.func without a body")
-    region = op.regions[0]
-    body = p.region(region, indent, "func")
-    args = region.blocks[0].args
+    body = p.region(op.regions[0], indent, "func")
+    return _func_signature(p, op, name) + " " + body
+
+
+def func_signature(module: ir.Module, func: ir.Op) -> str | None:
+    """What the printout of `module` (without locations) prints of `func`, a func of its
+    body, before the func's own body: ``func.func @main(%arg0: tensor<8xf32> {...}) -> ...``.
+    It reads nothing of the body but the arguments' names, and the body's printout nothing of
+    it: a change to the signature's attributes changes only this text. None where the printer
+    gives up."""
+    if len(func.regions) != 1 or len(func.regions[0].blocks) != 1:
+        return None
+    p = Printer(OP_PRINTERS, NAME_HINTS)
+    p.meshes = module.meshes()
+    try:
+        # A func's region is numbered from the module's counters: no values, no arguments.
+        p.name_args(func.regions[0], _Counters(0, 0, 0, _Scope(None)))
+        return _func_signature(p, func, _short_name(func.name, ""))
+    except Unsupported:
+        return None
+
+
+def _func_signature(p: Printer, op: ir.Op, name: str) -> str:
+    """`_func`'s text before the body (the region numbered: its arguments named)."""
+    args = op.regions[0].blocks[0].args
     arg_dicts = _attr_dicts(op, "arg_attrs", len(args))
     parts = []
     for i, arg in enumerate(args):
@@ -171,7 +200,7 @@ def _func(p: Printer, op: ir.Op, indent: str, name: str) -> str:
     attrs = p.attr_dict(op, elided)
     if attrs:
         text += " attributes" + attrs
-    return text + " " + body
+    return text
 
 
 def _attr_dicts(op: ir.Op, key: str, count: int) -> list[Any] | None:

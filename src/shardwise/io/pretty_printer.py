@@ -310,16 +310,7 @@ class Printer:
         scope = _Scope(start.scope)
         state = _Counters(start.value, start.argument, start.conflict, scope)
         names = self.names
-        parent = region.parent
-        hint = self.arg_hints.get(parent.name) if parent is not None else None
-        for arg in block.args:
-            if hint is not None:
-                names[arg] = "%" + self.unique(hint, state)
-            else:
-                name = "arg" + str(state.argument)
-                state.argument += 1
-                scope.names.add(name)
-                names[arg] = "%" + name
+        self.name_args(region, state)
         hints = self.hints
         defs = self.defs
         for op in block.ops:
@@ -346,6 +337,20 @@ class Printer:
                     names[r] = base + "#" + str(i)
                 defs[id(op)] = base + ":" + str(len(results))
         self.region_end[id(region)] = state
+
+    def name_args(self, region: ir.Region, state: _Counters) -> None:
+        """Name the block arguments of `region`'s one block (`number_region`'s first step)."""
+        names = self.names
+        parent = region.parent
+        hint = self.arg_hints.get(parent.name) if parent is not None else None
+        for arg in region.blocks[0].args:
+            if hint is not None:
+                names[arg] = "%" + self.unique(hint, state)
+            else:
+                name = "arg" + str(state.argument)
+                state.argument += 1
+                state.scope.names.add(name)
+                names[arg] = "%" + name
 
     def unique(self, name: str, state: _Counters) -> str:
         """MLIR's `uniqueValueName`: `name`, else ``name_<conflict counter>``."""

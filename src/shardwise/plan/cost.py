@@ -60,11 +60,18 @@ def estimate(module: Any, params: CostParams = CostParams()) -> dict[str, Any]:
     return estimate_ir(load_text(text, name), params)
 
 
-def estimate_ir(module: Module, params: CostParams = CostParams()) -> dict[str, Any]:
-    """`estimate` on an unpropagated module that it may change (propagates it in place)."""
+def estimate_ir(
+    module: Module, params: CostParams = CostParams(), imported: bool = False
+) -> dict[str, Any]:
+    """`estimate` on an unpropagated module that it may change (propagates it in place).
+    `imported`: Shardy's import pipeline has run on `module` already (`import_ahead`)."""
     from shardwise.passes import run_pass
+    from shardwise.propagation.propagation_pipeline import propagation_pipeline
 
-    run_pass(module, "sdy-propagation-pipeline")
+    if imported:
+        propagation_pipeline(module, imported=True)
+    else:
+        run_pass(module, "sdy-propagation-pipeline")
     inserted = _insert_collectives(module)
     runs = op_runs_of(module)  # one count of each op's runs for collectives and compute
     collectives = _collectives(module, inserted, params.link(), runs, located=False)

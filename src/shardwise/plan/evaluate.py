@@ -81,22 +81,30 @@ def evaluate_candidate(text: Source, name: str, key: Key, params: CostParams) ->
         return _cost_of(_fresh_copy(text, name), key, params)
 
 
-def _cost_of(module: Module, key: Key, params: CostParams) -> dict[str, Any]:
-    """`module` with the shardings of `key` written, estimated; then freed."""
-    from shardwise.syntax import parse_tensor_sharding
-
+def _cost_of(
+    module: Module, key: Key, params: CostParams, imported: bool = False
+) -> dict[str, Any]:
+    """`module` with the shardings of `key` written, estimated; then freed. `imported`:
+    `module` has been through Shardy's import pipeline already (`prepare_job`)."""
     with gc_paused():
         ops = list(module.walk())  # those the passes erase too: freed below, not left to the GC
         try:
-            func = main_func(module)
-            assert func is not None
-            args = func.regions[0].entry.args
-            for i, sharding_text in key:
-                set_sharding(args[i], parse_tensor_sharding(sharding_text))
-            return estimate_ir(module, params)
+            return _estimate_with(module, key, params, imported)
         finally:
             release_ops(ops)
             module.release()  # frees it by reference counting: no GC pass over a dead module
+
+
+def _estimate_with(module: Module, key: Key, params: CostParams, imported: bool) -> dict[str, Any]:
+    """`module` with the shardings of `key` written, estimated (`_cost_of` without the free)."""
+    from shardwise.syntax import parse_tensor_sharding
+
+    func = main_func(module)
+    assert func is not None
+    args = func.regions[0].entry.args
+    for i, sharding_text in key:
+        set_sharding(args[i], parse_tensor_sharding(sharding_text))
+    return estimate_ir(module, params, imported)
 
 
 @functools.lru_cache(maxsize=6)
@@ -171,7 +179,10 @@ class Evaluator:
     layers: to 2 and 3 layers, or, when only the step time matters (`memory=False`: no
     budget), to 1 and 2 (the step time grows by the same from the first layer on, the peak
     memory may not). `full` gives the whole module's evaluation; `expect` starts one early in
-    the `helper` process, if there is one (the evaluator owns it from then on: `close`)."""
+    the `helper` process, if there is one (the evaluator owns it from then on: `close`).
+    `reported`: the candidates whose estimate always includes the peak memory (as if `run`
+    with `memory=True`), whenever and however they are first asked for: their estimate does
+    not depend on the order of the evaluations."""
 
     def __init__(
         self,
@@ -189,25 +200,31 @@ class Evaluator:
         self.expected: dict[Key, int] = {}  # the helper's whole-module evaluations, by job
         self.memo: dict[Key, dict[str, Any]] = {}  # the estimates
         self.exact_memory: set[Key] = set()  # the estimates whose peak memory is right
+        self.reported: set[Key] = set()  # estimated with their peak memory, always
         self.full_memo: dict[Key, dict[str, Any]] = {}
         self.cut_memo: dict[tuple[int, Key], dict[str, Any]] = {}
         self.progress = progress  # a `explain.progress.ProgressSink`, or None
+        self.printed: int | None = None  # the helper's job printing the input, if sent
+        self.printout: str | None = None  # its reply, once read
 
     def run(self, candidates: Sequence[Shardings], memory: bool = True) -> list[dict[str, Any]]:
         if self.cuts is None:
             return self.full(candidates)
         keys = [_key(c) for c in candidates]
-        todo = [k for k in dict.fromkeys(keys) if k not in self.memo or memory]
-        todo = [k for k in todo if not (memory and k in self.exact_memory)]
-        low = CUT if memory else CUT - 1
-        jobs = [(c, k) for k in todo for c in (low, low + 1) if (c, k) not in self.cut_memo]
+        todo = {}  # key -> the lower cut its estimate extrapolates from
+        for k in dict.fromkeys(keys):
+            exact = memory or k in self.reported
+            if k not in (self.exact_memory if exact else self.memo):
+                todo[k] = CUT if exact else CUT - 1
+        jobs = [(c, k) for k, low in todo.items() for c in (low, low + 1)]
+        jobs = [job for job in jobs if job not in self.cut_memo]
         texts, on_cut = self.cuts.texts, self.cuts.key
         done = self._evaluate([(texts[c], on_cut(c, k)) for c, k in jobs], len(self.cut_memo))
         self.cut_memo.update(zip(jobs, done, strict=True))
-        for k in todo:
+        for k, low in todo.items():
             lo, hi = self.cut_memo[low, k], self.cut_memo[low + 1, k]
             self.memo[k] = extrapolate(lo, hi, self.cuts.depth, low)
-            if memory:
+            if low == CUT:
                 self.exact_memory.add(k)
         return [self.memo[k] for k in keys]
 
@@ -231,16 +248,45 @@ class Evaluator:
                 self.full_memo[k] = self.helper.result(job)
                 del self.expected[k]
         if self.expected:
-            self.helper.close()
+            self._keep_printout()  # the new helper's printout would come after its guess
+            if self.helper is not None:
+                self.helper.close()
             self.helper = HelperProcess((self.text, self.name))
-            self.expected = {}
+            self.expected, self.printed = {}, None
         self.expected[key] = self.helper.submit(whole_module_job, key, self.params)
+
+    def print_input(self) -> None:
+        """Have the helper print the input (`write_text` of the master), for `printed_input`:
+        while it waits for the answer, the printout costs it nothing."""
+        if self.helper is not None and self.printed is None:
+            try:
+                self.printed = self.helper.submit(printed_job)
+            except HelperDied:
+                self.close()
+
+    def printed_input(self) -> str | None:
+        """The helper's printout of the input (`print_input`), or None (the helper died, or
+        its printout failed: printed here, that reports the failure)."""
+        self._keep_printout(wait=True)
+        return self.printout
+
+    def _keep_printout(self, wait: bool = False) -> None:
+        """Read the helper's printout if it has come (or, `wait`, once it comes)."""
+        if self.helper is None or self.printed is None or self.printout is not None:
+            return
+        try:
+            if wait or self.helper.done(self.printed):
+                self.printout = self.helper.result(self.printed)
+        except HelperDied:
+            self.close()
+        except Exception:  # noqa: BLE001  (printed here instead, which reports it)
+            self.printed = None
 
     def close(self) -> None:
         """Kill the helper process (a guess it still runs is dropped)."""
         if self.helper is not None:
             self.helper.close()
-            self.helper, self.expected = None, {}
+            self.helper, self.expected, self.printed = None, {}, None
 
     def full(self, candidates: Sequence[Shardings], last: bool = False) -> list[dict[str, Any]]:
         """The whole module's evaluations (the estimates too when there are no cuts): those
@@ -427,14 +473,40 @@ _PREPARED: dict[tuple[Source, str], Module] = {}  # in the helper: a copy of the
 
 def prepare_job(state: tuple[Source, str]) -> None:
     """A copy of the text's master, made in the helper while it waits for `whole_module_job`
-    (0.15 s at 96 GPT layers off the time the planner waits for that)."""
+    (0.15 s at 96 GPT layers off the time the planner waits for that), taken through Shardy's
+    import pipeline already (0.14 s more): the shardings the planner writes (of the module's
+    mesh, by name, without axes of size 1 or priorities) are none of what those passes read
+    or rewrite (inlined meshes, size-one axes, callees' shardings, data-flow ops), so writing
+    them after the import is writing them before."""
+    from shardwise.imports.import_pipeline import import_pipeline
+
     with gc_paused():
-        _PREPARED[state] = _fresh_copy(*state)
+        module = _fresh_copy(*state)
+        import_pipeline(module)
+        _PREPARED[state] = module
+
+
+def printed_job(state: tuple[Source, str]) -> str:
+    """`write_text` of the text's master, in the helper process."""
+    from shardwise.io.mlir import write_text
+
+    with gc_paused():
+        return write_text(_master(*state))
+
+
+_SPENT: list[Module] = []  # in the helper: the module `whole_module_job` costed last
 
 
 def whole_module_job(state: tuple[Source, str], key: Key, params: CostParams) -> dict[str, Any]:
     """The whole module's evaluation of `key`, in the helper process: `evaluate_candidate`
-    on the copy `prepare_job` made, if there is one."""
+    on the copy `prepare_job` made, if there is one. The module is freed when the next one
+    is costed, not before the reply (0.05 s at 96 GPT layers, on the planner's critical
+    path): the planner rarely sends another, and kills the helper when done."""
     with gc_paused():
+        while _SPENT:
+            _SPENT.pop().release()
         module = _PREPARED.pop(state, None)
-        return _cost_of(module if module is not None else _fresh_copy(*state), key, params)
+        if module is None:
+            return _cost_of(_fresh_copy(*state), key, params)
+        _SPENT.append(module)
+        return _estimate_with(module, key, params, imported=True)

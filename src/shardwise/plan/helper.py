@@ -54,8 +54,12 @@ class HelperProcess:
         )
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> int:
-        """Send a job (a top-level function and small picklable arguments); its index."""
+        """Send a job (a top-level function and small picklable arguments); its index. The
+        replies already there are read first: a reply larger than the pipe's buffer (a
+        printout) keeps the child waiting until it is read."""
         try:
+            while self._conn.poll():
+                self._receive()
             self._conn.send((fn, args))
         except OSError as error:
             raise HelperDied(f"the planner's helper process ended: {error!r}") from error

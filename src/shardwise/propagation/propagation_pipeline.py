@@ -45,14 +45,16 @@ __all__ = [
 
 
 def import_and_propagate(
-    module: Module, options: PropagationOptions | None = None, observer=None
+    module: Module, options: PropagationOptions | None = None, observer=None, imported=False
 ) -> None:
     """Steps 1-4: everything up to and including ``sdy-user-priority-propagate``.
 
     `observer` sees every propagation step (see `PropagationDriver`); it changes nothing.
+    `imported`: step 1 has run on `module` already.
     """
     options = options or PropagationOptions()
-    import_pipeline(module, dedup_functions_fully=options.dedup_functions_fully)
+    if not imported:
+        import_pipeline(module, dedup_functions_fully=options.dedup_functions_fully)
     prepare_for_propagation(module, options)
     # The pipeline keeps the rules it stored: the export steps read them.
     user_priority_propagate(
@@ -106,11 +108,12 @@ def prepare_for_propagation(module: Module, options: PropagationOptions) -> None
 
 @sdy_pass("sdy-propagation-pipeline", options=PropagationOptions)
 def propagation_pipeline(
-    module: Module, options: PropagationOptions | None = None, observer=None
+    module: Module, options: PropagationOptions | None = None, observer=None, imported=False
 ) -> None:
-    """The whole ``sdy-propagation-pipeline`` on `module`, in place."""
+    """The whole ``sdy-propagation-pipeline`` on `module`, in place (`imported`: but for
+    the import pipeline, which has run on `module` already)."""
     options = options or PropagationOptions()
-    import_and_propagate(module, options, observer)
+    import_and_propagate(module, options, observer, imported)
     export_after_propagation(module, options)
 
 
