@@ -266,3 +266,23 @@ def test_neighbourhoods_solved_side_by_side_are_apart(monkeypatch):
     for first, second in rounds:
         assert max(len(first), len(second)) <= 2
         assert all(abs(a - b) > 1 for a in first for b in second)
+    # Adapted, the cap grows while HiGHS solves each neighbourhood at once: more than two nodes.
+    drawn.clear()
+    assign = np.ones(n, dtype=np.int64)
+    iopddl_lns.lns(view, assign, time.monotonic() + 1.5, size_cap=8, adapt=True)
+    assert max(len(d) for d in drawn) > 2
+
+
+def test_an_adapted_neighbourhood_cap_follows_how_fast_highs_solves():
+    from shardwise.plan.highs import MilpResult
+    from shardwise.plan.iopddl_lns import _ADAPT_RANGE, _adapted
+
+    def res(status: str, seconds: float) -> MilpResult:
+        return MilpResult(status, None, None, None, seconds)
+
+    assert _adapted(4000, res("optimal", 0.1), 2.0) == 5000  # solved in 5% of its time: grow
+    assert _adapted(4000, res("optimal", 1.0), 2.0) == 4000  # half its time: keep
+    assert _adapted(4000, res("time_limit", 2.0), 2.0) == 2800  # not solved: shrink
+    assert _adapted(4000, None, 2.0) == 2800  # (the child overran its limit)
+    assert _adapted(_ADAPT_RANGE[1], res("optimal", 0.1), 2.0) == _ADAPT_RANGE[1]
+    assert _adapted(_ADAPT_RANGE[0], None, 2.0) == _ADAPT_RANGE[0]

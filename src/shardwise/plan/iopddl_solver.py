@@ -75,9 +75,10 @@ _MAX_MEMORY_NNZ = 2_000_000
 # Above this many MILP variables the whole MILP is not tried (HiGHS finds nothing in the
 # contest's time): the neighbourhood search (`iopddl_lns`) is.
 _WHOLE_MILP_VARS = 1_500_000
-# Variables of one neighbourhood of the contracted problem, at most: its components have
-# more strategies and larger tables, and HiGHS solves ~3k of them in a fraction of a second
-# (K, 100 s: 1.5k 8.2e9, 3k 7.8e9, 6k 9.1e9, 10k 8.0e9 from 9.9e9).
+# Variables of one neighbourhood of the contracted problem at first, then adapted to how fast
+# HiGHS solves them (`lns(adapt=True)`): no one cap suits every instance (100 s from the same
+# start, K: 1.5k 8.2e9, 3k 7.8e9, 10k 8.0e9, adapted 7.3e9; V: 3k 38.6e6, 60k 6.8e6, adapted
+# 5.7e6, where 3k holds one component with none of its 24k-entry tables).
 _CONTRACTED_LNS_VARS = 3_000
 
 
@@ -145,7 +146,8 @@ def solve(problem: Problem, time_limit: float = 60.0, use_milp: bool = True) -> 
         picked = con.pick(best) if con is not None else None
         if con is not None and picked is not None:
             view = pairwise(model, con)
-            lns(view, picked, end, stop=done, size_cap=_CONTRACTED_LNS_VARS, width=width)
+            cap = _CONTRACTED_LNS_VARS
+            lns(view, picked, end, stop=done, size_cap=cap, width=width, adapt=True)
             cand = con.expand(picked, len(model.node_cost))
         else:
             cand = best.copy()
