@@ -286,3 +286,31 @@ def test_an_adapted_neighbourhood_cap_follows_how_fast_highs_solves():
     assert _adapted(4000, None, 2.0) == 2800  # (the child overran its limit)
     assert _adapted(_ADAPT_RANGE[1], res("optimal", 0.1), 2.0) == _ADAPT_RANGE[1]
     assert _adapted(_ADAPT_RANGE[0], None, 2.0) == _ADAPT_RANGE[0]
+
+
+@settings(max_examples=150, deadline=None)  # (about one in twelve has ties and an answer)
+@given(tied_problems(max_nodes=6))
+def test_contracted_neighbourhoods_keep_the_answer_valid_and_never_worse(prob):
+    # From the best penalty-free answer that fits (brute force, then its worst such answer
+    # as the start), the contracted search only takes moves that fit and cost less: the
+    # memory rows of a component with several members at one time point hold.
+    import itertools
+
+    from shardwise.plan.iopddl_contract import pairwise
+    from shardwise.plan.iopddl_lns import lns
+
+    model = _build_model(prob)
+    con = contract(model)
+    if con is None:
+        return
+    ranges = [range(prob.num_strategies(i)) for i in range(prob.num_nodes)]
+    fits = [s for s in itertools.product(*ranges) if evaluate(prob, s).feasible]
+    fits = [s for s in fits if evaluate(prob, s).cost < P]
+    if not fits:
+        return
+    start = max(fits, key=lambda s: evaluate(prob, s).cost)
+    picked = con.pick(np.array(start))
+    assert picked is not None  # a penalty-free answer keeps every tie
+    lns(pairwise(model, con), picked, time.monotonic() + 0.2, size_cap=4, adapt=True)
+    ev = evaluate(prob, tuple(con.expand(picked, prob.num_nodes).tolist()))
+    assert ev.feasible and ev.cost <= evaluate(prob, start).cost
