@@ -317,25 +317,17 @@ def _over(model: _Model, assign: np.ndarray) -> np.ndarray:
 class _Repair:
     """Bring a contracted answer under the limit by moving whole components: at the most
     loaded time point, the live component move that adds the least cost per unit of memory it
-    frees there (a move that frees all the excess for the least cost first)."""
+    frees there (a move that frees all the excess for the least cost first). It works on the
+    contracted problem as the neighbourhood search sees it (`pairwise`)."""
 
     def __init__(self, model: _Model, con: Contraction) -> None:
         assert model.limit is not None
-        self.model, self.con, self.limit = model, con, model.limit
-        self.comp = np.zeros(len(model.node_cost), dtype=np.int64)
-        self.row = np.zeros(len(model.node_cost), dtype=np.int64)
-        for c, nodes in enumerate(con.members):
-            self.comp[nodes] = c
-            self.row[nodes] = np.arange(len(nodes))
-        self.near: list[list[tuple[int, int]]] = [[] for _ in con.members]
-        for k, (c, d, _) in enumerate(con.pairs):
-            self.near[c].append((k, 0))
-            self.near[d].append((k, 1))
+        self.con, self.limit = con, model.limit
+        self.view = pairwise(model, con)
 
     def run(self, picked: np.ndarray, deadline: float) -> bool:
         """Repair `picked` in place; whether it fits everywhere now."""
-        model = self.model
-        load = _load(model, self.con.expand(picked, len(model.node_cost)))
+        load = self.view.load(picked)
         for _ in range(10 * len(self.con.members) + 10):
             t = int(np.argmax(load))
             if load[t] <= self.limit:
@@ -345,17 +337,15 @@ class _Repair:
             move = self._best_move(picked, t, load[t] - self.limit)
             if move is None:
                 return False
-            self._apply(picked, load, *move)
+            self.view.move(picked, load, *move)
         return False
 
     def _best_move(self, picked: np.ndarray, t: int, excess: float) -> tuple[int, int] | None:
-        span = self.model.span
-        live = np.nonzero((span[:, 0] <= t) & (t < span[:, 1]))[0]
+        view = self.view
+        live = np.nonzero((view.span[:, 0] <= t) & (t < view.span[:, 1]))[0]
         best, best_key = None, (np.inf, np.inf)
-        for c in np.unique(self.comp[live]).tolist():
-            nodes = live[self.comp[live] == c]
-            strategy = self.con.strategy[c]
-            at_t = sum(self.model.usage[v][strategy[self.row[v]]] for v in nodes.tolist())
+        for c in np.unique(view.owner[live]).tolist():
+            at_t = sum(view.usage[it] for it in live[view.owner[live] == c].tolist())
             freed = at_t[picked[c]] - at_t
             cost = self._costs(picked, c)
             extra = cost - cost[picked[c]]
@@ -368,15 +358,7 @@ class _Repair:
     def _costs(self, picked: np.ndarray, c: int) -> np.ndarray:
         """Component `c`'s cost at each of its strategies, the others as in `picked`."""
         cost = self.con.cost[c].copy()
-        for k, side in self.near[c]:
+        for k, side in self.view.incident[c]:
             a, b, table = self.con.pairs[k]
             cost += table[:, picked[b]] if side == 0 else table[picked[a], :]
         return cost
-
-    def _apply(self, picked: np.ndarray, load: np.ndarray, c: int, s: int) -> None:
-        strategy, span, usage = self.con.strategy[c], self.model.span, self.model.usage
-        for row, v in enumerate(self.con.members[c].tolist()):
-            a, b = span[v]
-            if a < b:
-                load[a:b] += usage[v][strategy[row, s]] - usage[v][strategy[row, picked[c]]]
-        picked[c] = s
