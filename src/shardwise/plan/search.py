@@ -141,6 +141,11 @@ def _fits(result: dict[str, Any], budget: int | None) -> bool:
     return budget is None or result["peak_memory_bytes_per_device"] <= budget
 
 
+def _rank(result: dict[str, Any], budget: int | None) -> tuple[bool, float]:
+    """How a result ranks (lowest first): one that fits the budget, then the fastest."""
+    return (not _fits(result, budget), result["time_s"])
+
+
 def _choice_shardings(space: SearchSpace, choices: list[tuple[int, ...]]) -> list[Shardings]:
     out = []
     for choice in choices:
@@ -202,10 +207,7 @@ def _guess_answer(
     result; a wrong guess is replaced by the descent's own, costing the helper's core."""
     results, predicted = probes
 
-    def rank(c: tuple[int, ...]) -> tuple[bool, float]:
-        return (not _fits(results[c], budget), results[c]["time_s"])
-
-    best = min(results, key=rank)
+    best = min(results, key=lambda c: _rank(results[c], budget))
     neighbours, change = _neighbours(space, best, results[best], budget, predicted)
     gains = [n for n in neighbours if n not in results and change.get(n, 0.0) < 0.0]
     if gains:
@@ -242,18 +244,15 @@ def _descend(
     one group that the probes predict to pay (`_neighbours`) and moves to the best neighbour
     if it is better; it stops when none is."""
 
-    def rank_of(r: dict[str, Any]) -> tuple[bool, float]:
-        return (not _fits(r, budget), r["time_s"])
-
     def rank(c: tuple[int, ...]) -> tuple[bool, float]:
-        return rank_of(evaluated[c])
+        return _rank(evaluated[c], budget)
 
     best = min(evaluated, key=rank)
     for _ in range(DESCENT_ROUNDS):
         neighbours, predicted = _neighbours(space, best, evaluated[best], budget, probes)
         todo = [n for n in neighbours if n not in evaluated]
-        guide = (evaluated[best], rank_of, predicted)
-        _evaluate_round(space, ev, todo, budget is not None, evaluated, guide)
+        guide = (evaluated[best], predicted)
+        _evaluate_round(space, ev, todo, budget, evaluated, guide)
         step = min([best, *neighbours], key=rank)
         if step == best:
             break
@@ -303,27 +302,28 @@ def _evaluate_round(
     space: SearchSpace,
     ev: Evaluator,
     todo: list[tuple[int, ...]],
-    memory: bool,
+    budget: int | None,
     evaluated: dict[tuple[int, ...], dict[str, Any]],
-    guide: tuple[dict[str, Any], Any, dict[tuple[int, ...], float]],
+    guide: tuple[dict[str, Any], dict[tuple[int, ...], float]],
 ) -> None:
     """A descent round's new neighbours `todo`, evaluated into `evaluated` (in `todo`'s
     order). With a helper process, one at a time, those the probes predict to gain most
-    first (`guide`: the best's result, the rank of a result, the predicted changes): a
+    first (`guide`: the best's result and the predicted changes): a
     neighbour better than the best so far is sent to the helper at once (`Evaluator.expect`),
     as the answer unless a later one beats it. On the GPT cases of benchmarks/plan/ the answer
     is one of round one's neighbours; its whole-module evaluation then runs beside the rest of
     the descent. The order of the evaluations changes no result (each costs a fresh copy)."""
+    memory = budget is not None
     if ev.helper is None:
         evaluated.update(zip(todo, ev.run(_choice_shardings(space, todo), memory), strict=True))
         return
-    best_result, rank_of, predicted = guide
-    current = rank_of(best_result)
+    best_result, predicted = guide
+    current = _rank(best_result, budget)
     got: dict[tuple[int, ...], dict[str, Any]] = {}
     for n in sorted(todo, key=lambda n: predicted.get(n, 0.0)):
         (got[n],) = ev.run(_choice_shardings(space, [n]), memory)
-        if rank_of(got[n]) < current:
-            current = rank_of(got[n])
+        if _rank(got[n], budget) < current:
+            current = _rank(got[n], budget)
             ev.expect(space.shardings(n) or {})
     evaluated.update((n, got[n]) for n in todo)
 
@@ -487,7 +487,7 @@ def _ranking(results: list[dict[str, Any]], budget: int | None) -> list[int]:
     """The candidates' indices, those that fit first, then by time (ties: the earliest)."""
     return sorted(
         range(len(results)),
-        key=lambda i: (not _fits(results[i], budget), results[i]["time_s"], i),
+        key=lambda i: (*_rank(results[i], budget), i),
     )
 
 
