@@ -224,7 +224,7 @@ def _axes_interchangeable(ev: Evaluator) -> bool:
     for op in module.walk():
         if op.name.startswith("sdy.") and op.name != "sdy.mesh":
             return False
-        if any("sdy." in key or "sharding" in key for key in op.attributes):
+        if op.attributes and any("sdy." in key or "sharding" in key for key in op.attributes):
             return False
         if op.name == "func.func" and "sdy" in str(op.properties.get("arg_attrs", "")):
             return False
