@@ -99,6 +99,30 @@ def test_two_calls_of_one_helper_do_not_tie_their_callers_dims():
     assert [a.classes for a in space.args] == [(0, 1), (2, 3)]
 
 
+def test_value_bytes_by_hand():
+    """A class's `value_bytes`: the elements of each value with a dim in it, once per value
+    and call context (not once per dim), summed."""
+    mlp = build_space(load_text(MLP), "mesh", MESH)
+    # b: x, y, %0..%3; d: x, w1; h: w1, %0, %1, w2; d': w2, %2, %3, y
+    assert [c.value_bytes for c in mlp.classes] == [24576, 18432, 49152, 22528]
+    # @f's argument and tanh once per call: x, the first call's result, a and tanh (call 1)
+    helper = build_space(load_text(HELPER), "mesh", MESH)
+    assert [c.value_bytes for c in helper.classes] == [512, 512, 640, 640]
+    # x's two dims are one class (through the transpose): x, %t and %0 counted once each
+    square = build_space(load_text(SQUARE), "mesh", MESH)
+    assert [a.classes for a in square.args] == [(0, 0)]
+    assert [c.value_bytes for c in square.classes] == [768]
+
+
+SQUARE = """
+func.func @main(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %0 = stablehlo.add %x, %t : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+"""
+
+
 # A scan over stacked MLP weights ws1[l, d, h], ws2[l, h, d]: the layer dim l is only indexed
 # (dynamic_slice); h is what a dot splits.
 SCAN = """

@@ -403,7 +403,15 @@ def _value_elements(uf: _UnionFind, roots: list[int], class_of_root: dict[int, i
     hit = of_key >= 0
     pair, cls = np.divmod(np.unique(owner[hit] * n_classes + of_key[hit]), n_classes)
     vids = [vid for vid, _ in uf.base]
-    elements = np.array([_elements(uf.values[vids[i]]) for i in pair.tolist()], dtype=np.int64)
+    by_type: dict[int, int] = {}  # elements by the type object's id (a layer's types repeat)
+    counts = []
+    for i in pair.tolist():
+        value = uf.values[vids[i]]
+        n = by_type.get(id(value.type))
+        if n is None:
+            n = by_type[id(value.type)] = _elements(value)
+        counts.append(n)
+    elements = np.array(counts, dtype=np.int64)
     totals = np.zeros(n_classes, dtype=np.int64)
     np.add.at(totals, cls, elements)
     return totals.tolist()
