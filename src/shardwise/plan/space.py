@@ -83,6 +83,22 @@ class SearchSpace:
     _shardings: dict[tuple[int, ...], dict[int, TensorSharding] | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    # The planned arguments with the group of each dim (-1: none), for `shardings`: the
+    # arguments of a stack's layers share these tuples (their classes differ, their groups
+    # do not), so a choice's axes are worked out once per distinct tuple.
+    _arg_groups: tuple[tuple[int, tuple[int, ...]], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        of = self.group_of_class()
+        shared: dict[tuple[int, ...], tuple[int, ...]] = {}
+        arg_groups = []
+        for arg in self.args:
+            if arg.planned:
+                groups = tuple(of[c] if c >= 0 else -1 for c in arg.classes)
+                arg_groups.append((arg.index, shared.setdefault(groups, groups)))
+        object.__setattr__(self, "_arg_groups", tuple(arg_groups))
 
     def group_of_class(self) -> dict[int, int]:
         return {c: g for g, group in enumerate(self.groups) for c in group.classes}
@@ -94,22 +110,32 @@ class SearchSpace:
     def shardings(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
         """The closed sharding of each planned argument for a choice (a candidate index per
         group); None if the choice puts one axis on two dims of an argument."""
-        if choice not in self._shardings:
-            self._shardings[choice] = self._build_shardings(choice)
-        found = self._shardings[choice]
+        found = self._built(choice)
         return None if found is None else dict(found)  # the caller's to change
 
+    def is_plan(self, choice: tuple[int, ...]) -> bool:
+        """Whether `shardings(choice)` is not None (without copying them)."""
+        return self._built(choice) is not None
+
+    def _built(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
+        if choice not in self._shardings:
+            self._shardings[choice] = self._build_shardings(choice)
+        return self._shardings[choice]
+
     def _build_shardings(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
-        of = self.group_of_class()
         # Arguments whose dims get the same axes share one sharding (the layers of a stack):
-        # one object, so its text is printed once (`evaluate._key`).
+        # one object, so its text is printed once (`evaluate._key`). By the groups of their
+        # dims first: one lookup per argument, the axes worked out once per distinct groups.
+        by_groups: dict[tuple[int, ...], TensorSharding] = {}
         made: dict[tuple[Candidate, ...], TensorSharding] = {}
         out: dict[int, TensorSharding] = {}
-        for arg in self.args:
-            if not arg.planned:
+        for index, groups in self._arg_groups:
+            sharding = by_groups.get(groups)
+            if sharding is not None:
+                out[index] = sharding
                 continue
             axes_of_dims = tuple(
-                self.groups[of[c]].candidates[choice[of[c]]] if c >= 0 else () for c in arg.classes
+                self.groups[g].candidates[choice[g]] if g >= 0 else () for g in groups
             )
             sharding = made.get(axes_of_dims)
             if sharding is None:
@@ -120,7 +146,8 @@ class SearchSpace:
                     for axes in axes_of_dims
                 )
                 sharding = made[axes_of_dims] = TensorSharding(self.mesh_name, dims)
-            out[arg.index] = sharding
+            by_groups[groups] = sharding
+            out[index] = sharding
         return out
 
     def choice_of(self, shardings: dict[int, TensorSharding]) -> tuple[int, ...] | None:
