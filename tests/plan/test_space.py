@@ -3,6 +3,8 @@ it, input parsing, and candidate evaluation through an executor."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
@@ -99,6 +101,30 @@ def test_two_calls_of_one_helper_do_not_tie_their_callers_dims():
     assert [a.classes for a in space.args] == [(0, 1), (2, 3)]
 
 
+def test_value_bytes_by_hand():
+    """A class's `value_bytes`: the elements of each value with a dim in it, once per value
+    and call context (not once per dim), summed."""
+    mlp = build_space(load_text(MLP), "mesh", MESH)
+    # b: x, y, %0..%3; d: x, w1; h: w1, %0, %1, w2; d': w2, %2, %3, y
+    assert [c.value_bytes for c in mlp.classes] == [24576, 18432, 49152, 22528]
+    # @f's argument and tanh once per call: x, the first call's result, a and tanh (call 1)
+    helper = build_space(load_text(HELPER), "mesh", MESH)
+    assert [c.value_bytes for c in helper.classes] == [512, 512, 640, 640]
+    # x's two dims are one class (through the transpose): x, %t and %0 counted once each
+    square = build_space(load_text(SQUARE), "mesh", MESH)
+    assert [a.classes for a in square.args] == [(0, 0)]
+    assert [c.value_bytes for c in square.classes] == [768]
+
+
+SQUARE = """
+func.func @main(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %0 = stablehlo.add %x, %t : tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+"""
+
+
 # A scan over stacked MLP weights ws1[l, d, h], ws2[l, h, d]: the layer dim l is only indexed
 # (dynamic_slice); h is what a dot splits.
 SCAN = """
@@ -157,6 +183,51 @@ def test_a_choice_asked_for_again_gives_the_same_shardings_for_the_caller_to_cha
     assert again is not None and {i: str(s) for i, s in again.items()} == want
     assert space.shardings((data, data, 0, 0)) is None
     assert space.shardings((data, data, 0, 0)) is None
+
+
+# Two residual layers: the model dim d is one class through the adds, each layer's hidden dim
+# its own class; the two hidden classes form one group, so a1/a2 (and b1/b2) have the same
+# groups in the same order.
+TWO_LAYERS = """
+func.func @main(%x: tensor<32x64xf32>, %a1: tensor<64x256xf32>, %b1: tensor<256x64xf32>,
+                %a2: tensor<64x256xf32>, %b2: tensor<256x64xf32>) -> tensor<32x64xf32> {
+  %0 = stablehlo.dot_general %x, %a1, contracting_dims = [1] x [0] : (tensor<32x64xf32>, tensor<64x256xf32>) -> tensor<32x256xf32>
+  %1 = stablehlo.dot_general %0, %b1, contracting_dims = [1] x [0] : (tensor<32x256xf32>, tensor<256x64xf32>) -> tensor<32x64xf32>
+  %2 = stablehlo.add %x, %1 : tensor<32x64xf32>
+  %3 = stablehlo.dot_general %2, %a2, contracting_dims = [1] x [0] : (tensor<32x64xf32>, tensor<64x256xf32>) -> tensor<32x256xf32>
+  %4 = stablehlo.dot_general %3, %b2, contracting_dims = [1] x [0] : (tensor<32x256xf32>, tensor<256x64xf32>) -> tensor<32x64xf32>
+  %5 = stablehlo.add %2, %4 : tensor<32x64xf32>
+  return %5 : tensor<32x64xf32>
+}
+"""
+
+
+def test_every_choice_gives_each_argument_its_groups_candidates():
+    """`shardings` of every choice against the definition (each dim: its class's group's
+    candidate), `is_plan` against `shardings`; the layers' arguments share one object."""
+    space = build_space(load_text(TWO_LAYERS), "mesh", MESH)
+    assert [a.classes for a in space.args] == [(0, 1), (1, 2), (2, 1), (1, 3), (3, 1)]
+    group = space.group_of_class()
+    assert group[2] == group[3]
+    ranges = [range(len(g.candidates)) for g in space.groups]
+    plans = 0
+    for choice in itertools.product(*ranges):
+        got = space.shardings(choice)
+        assert space.is_plan(choice) == (got is not None)
+        axes = [
+            [space.groups[group[c]].candidates[choice[group[c]]] for c in arg.classes]
+            for arg in space.args
+        ]
+        if any(len(set(a for dim in dims for a in dim)) < sum(map(len, dims)) for dims in axes):
+            assert got is None
+            continue
+        plans += 1
+        assert got is not None
+        for arg, dims in zip(space.args, axes, strict=True):
+            assert [tuple(a.name for a in d.axes) for d in got[arg.index].dim_shardings] == dims
+            assert all(d.is_closed for d in got[arg.index].dim_shardings)
+        assert got[1] is got[3] and got[2] is got[4]
+    assert 0 < plans < math.prod(map(len, ranges))
 
 
 # Attention-like logits over x[b, s, d] plus a mask of s x s: the sequence class reaches more
@@ -291,3 +362,26 @@ def test_same_output_bytes_under_different_hash_seeds(tmp_path):
         assert done.returncode == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_a_key_prints_each_sharding_object_once(monkeypatch):
+    """`_key`: the (argument, sharding text) pairs in argument order, the text printed once
+    per sharding object (a stack's layers share a few), not once per argument."""
+    from shardwise.plan import evaluate
+
+    space = build_space(load_text(TWO_LAYERS), "mesh", MESH)
+    model = space.groups[space.group_of_class()[2]].candidates.index(("model",))
+    choice = tuple(model if g == space.group_of_class()[2] else 0 for g in range(len(space.groups)))
+    shardings = space.shardings(choice)
+    assert shardings is not None
+    shuffled = {i: shardings[i] for i in (3, 0, 4, 1, 2)}
+    printed = []
+
+    def text(sharding):
+        printed.append(sharding)
+        return str(sharding)
+
+    monkeypatch.setattr(evaluate, "_text", text)
+    key = evaluate._key(shuffled)
+    assert key == tuple((i, str(shardings[i])) for i in range(5))
+    assert len(printed) == len({id(s) for s in shardings.values()}) == 3

@@ -37,7 +37,7 @@ def probe_choices(space: SearchSpace, symmetric: bool = False) -> list[Choice]:
     for g, group in enumerate(space.groups):
         for k in range(1, len(group.candidates)):
             choice = base[:g] + (k,) + base[g + 1 :]
-            if stand_in.get(choice, choice) == choice and space.shardings(choice) is not None:
+            if stand_in.get(choice, choice) == choice and space.is_plan(choice):
                 out.append(choice)
     return out
 

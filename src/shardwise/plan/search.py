@@ -157,7 +157,7 @@ def _choice_shardings(space: SearchSpace, choices: list[tuple[int, ...]]) -> lis
 
 def _enumerate(space: SearchSpace) -> list[tuple[int, ...]]:
     ranges = [range(len(g.candidates)) for g in space.groups]
-    return [c for c in itertools.product(*ranges) if space.shardings(c) is not None]
+    return [c for c in itertools.product(*ranges) if space.is_plan(c)]
 
 
 def _search_choices(
@@ -178,13 +178,13 @@ def _search_choices(
     predicted = dict(results)  # the probes the additive model reads: stand-ins included
     if symmetric:
         for choice, stand_in in probe_stand_ins(space).items():
-            if stand_in in results and space.shardings(choice) is not None:
+            if stand_in in results and space.is_plan(choice):
                 predicted.setdefault(choice, results[stand_in])
     found = milp_choices(space, predicted, budget, TOP_K)
     if ev.helper is not None:
         _guess_answer(space, ev, budget, (results, predicted))
     found += [c for c in (space.choice_of(seed) for seed in seeds) if c is not None]
-    found = [c for c in dict.fromkeys(found) if space.shardings(c) is not None]
+    found = [c for c in dict.fromkeys(found) if space.is_plan(c)]
     evaluated = dict(zip(found, ev.run(_choice_shardings(space, found), memory), strict=True))
     evaluated.update(results)
     return _descend(space, ev, budget, evaluated, predicted)
@@ -224,7 +224,7 @@ def _axes_interchangeable(ev: Evaluator) -> bool:
     for op in module.walk():
         if op.name.startswith("sdy.") and op.name != "sdy.mesh":
             return False
-        if any("sdy." in key or "sharding" in key for key in op.attributes):
+        if op.attributes and any("sdy." in key or "sharding" in key for key in op.attributes):
             return False
         if op.name == "func.func" and "sdy" in str(op.properties.get("arg_attrs", "")):
             return False
@@ -285,7 +285,7 @@ def _neighbours(
         for k in range(len(group.candidates)):
             n = best[:g] + (k,) + best[g + 1 :]
             there = alone(g, k)
-            if k == best[g] or there is None or space.shardings(n) is None:
+            if k == best[g] or there is None or not space.is_plan(n):
                 continue
             if here is None or there < here:
                 neighbours.append(n)
@@ -293,7 +293,7 @@ def _neighbours(
         # And back to replicated: probes alone favour sharding, in context it may not pay
         # (a sharded attention beside a sharded MLP on 8x8).
         off = best[:g] + (0,) + best[g + 1 :]
-        if best[g] != 0 and off not in neighbours and space.shardings(off) is not None:
+        if best[g] != 0 and off not in neighbours and space.is_plan(off):
             neighbours.append(off)
     return neighbours, predicted
 

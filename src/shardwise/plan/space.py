@@ -23,6 +23,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from shardwise.axis import AxisRef
 from shardwise.ir import Module, Op, SymbolTable, TensorType, Value, func_arg_attrs
 from shardwise.mesh import Mesh
@@ -81,6 +83,22 @@ class SearchSpace:
     _shardings: dict[tuple[int, ...], dict[int, TensorSharding] | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    # The planned arguments with the group of each dim (-1: none), for `shardings`: the
+    # arguments of a stack's layers share these tuples (their classes differ, their groups
+    # do not), so a choice's axes are worked out once per distinct tuple.
+    _arg_groups: tuple[tuple[int, tuple[int, ...]], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        of = self.group_of_class()
+        shared: dict[tuple[int, ...], tuple[int, ...]] = {}
+        arg_groups = []
+        for arg in self.args:
+            if arg.planned:
+                groups = tuple(of[c] if c >= 0 else -1 for c in arg.classes)
+                arg_groups.append((arg.index, shared.setdefault(groups, groups)))
+        object.__setattr__(self, "_arg_groups", tuple(arg_groups))
 
     def group_of_class(self) -> dict[int, int]:
         return {c: g for g, group in enumerate(self.groups) for c in group.classes}
@@ -92,22 +110,32 @@ class SearchSpace:
     def shardings(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
         """The closed sharding of each planned argument for a choice (a candidate index per
         group); None if the choice puts one axis on two dims of an argument."""
-        if choice not in self._shardings:
-            self._shardings[choice] = self._build_shardings(choice)
-        found = self._shardings[choice]
+        found = self._built(choice)
         return None if found is None else dict(found)  # the caller's to change
 
+    def is_plan(self, choice: tuple[int, ...]) -> bool:
+        """Whether `shardings(choice)` is not None (without copying them)."""
+        return self._built(choice) is not None
+
+    def _built(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
+        if choice not in self._shardings:
+            self._shardings[choice] = self._build_shardings(choice)
+        return self._shardings[choice]
+
     def _build_shardings(self, choice: tuple[int, ...]) -> dict[int, TensorSharding] | None:
-        of = self.group_of_class()
         # Arguments whose dims get the same axes share one sharding (the layers of a stack):
-        # one object, so its text is printed once (`evaluate._key`).
+        # one object, so its text is printed once (`evaluate._key`). By the groups of their
+        # dims first: one lookup per argument, the axes worked out once per distinct groups.
+        by_groups: dict[tuple[int, ...], TensorSharding] = {}
         made: dict[tuple[Candidate, ...], TensorSharding] = {}
         out: dict[int, TensorSharding] = {}
-        for arg in self.args:
-            if not arg.planned:
+        for index, groups in self._arg_groups:
+            sharding = by_groups.get(groups)
+            if sharding is not None:
+                out[index] = sharding
                 continue
             axes_of_dims = tuple(
-                self.groups[of[c]].candidates[choice[of[c]]] if c >= 0 else () for c in arg.classes
+                self.groups[g].candidates[choice[g]] if g >= 0 else () for g in groups
             )
             sharding = made.get(axes_of_dims)
             if sharding is None:
@@ -118,7 +146,8 @@ class SearchSpace:
                     for axes in axes_of_dims
                 )
                 sharding = made[axes_of_dims] = TensorSharding(self.mesh_name, dims)
-            out[arg.index] = sharding
+            by_groups[groups] = sharding
+            out[index] = sharding
         return out
 
     def choice_of(self, shardings: dict[int, TensorSharding]) -> tuple[int, ...] | None:
@@ -215,10 +244,32 @@ def _link_rule(uf: _UnionFind, op: Op) -> None:
     if rule is None:
         return
     tensors = [*op.operands, *op.results]
+    n = len(tensors)
+    # Each tensor keyed once per op, not once per dim (`key` builds a tuple and looks it up:
+    # 150k calls at 96 GPT layers); the union-find's `find` inlined, as in `union`.
+    bases: dict[int, int] = {}
+    parent, known, ctx = uf.parent, uf.base, uf.ctx
     for dims in _factor_dims(rule):
-        keys = [uf.key(tensors[t], d) for t, d in dims if t < len(tensors)]
-        for k in keys[1:]:
-            uf.union(keys[0], k)
+        first = -1
+        for t, d in dims:
+            if t >= n:
+                continue
+            base = bases.get(t)
+            if base is None:
+                base = known.get((id(tensors[t]), ctx))
+                if base is None:
+                    base = uf.key(tensors[t], 0)
+                bases[t] = base
+            k = base + d
+            while parent[k] != k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            if first < 0:
+                first = k
+            elif k < first:
+                parent[first] = first = k
+            elif k > first:
+                parent[k] = first
     if op.name in _COMPUTE_OPS:
         uf.dot_keys.extend(uf.key(value, d) for value in op.operands for d in range(_rank(value)))
 
@@ -347,13 +398,6 @@ def _has_user_attr(func: Op, index: int) -> bool:
 def _classes(
     uf: _UnionFind, class_of_root: dict[int, int], args: list[ArgInfo]
 ) -> tuple[DimClass, ...]:
-    values: dict[int, set[tuple[int, int]]] = {c: set() for c in class_of_root.values()}
-    roots = uf.roots()
-    for (vid, ctx), base in uf.base.items():
-        for i in range(base, base + _rank(uf.values[vid])):
-            c = class_of_root.get(roots[i])
-            if c is not None:
-                values[c].add((vid, ctx))
     arg_dims: dict[int, list[tuple[int, int]]] = {c: [] for c in class_of_root.values()}
     sizes: dict[int, int] = {}
     for arg in args:
@@ -361,16 +405,43 @@ def _classes(
             if c >= 0:
                 arg_dims[c].append((arg.index, d))
                 sizes[c] = math.gcd(sizes.get(c, 0), arg.shape[d])
+    roots = uf.roots()
     in_dot = {class_of_root.get(roots[k], -1) for k in uf.dot_keys}
+    value_elements = _value_elements(uf, roots, class_of_root)
     return tuple(
-        DimClass(
-            sizes[c],
-            tuple(arg_dims[c]),
-            sum(_elements(uf.values[v]) for v, _ in values[c]),
-            c in in_dot,
-        )
+        DimClass(sizes[c], tuple(arg_dims[c]), value_elements[c], c in in_dot)
         for c in range(len(class_of_root))
     )
+
+
+def _value_elements(uf: _UnionFind, roots: list[int], class_of_root: dict[int, int]) -> list[int]:
+    """Per class, the elements of the (value, call context) pairs with a dim in it, each pair
+    counted once. In numpy, over the union-find's numbering: a pair's dims are numbered
+    together, pairs in the order they were keyed (a loop over the pairs and their dims was
+    half of `build_space` at 96 GPT layers)."""
+    n_classes = len(class_of_root)
+    if n_classes == 0:
+        return []
+    class_at = np.full(len(roots), -1, dtype=np.int64)
+    class_at[np.fromiter(class_of_root, np.int64, n_classes)] = np.arange(n_classes)
+    of_key = class_at[np.asarray(roots, dtype=np.int64)]  # the class of each numbered dim
+    bases = np.fromiter(uf.base.values(), np.int64, len(uf.base))
+    owner = np.repeat(np.arange(len(bases)), np.diff(bases, append=len(roots)))
+    hit = of_key >= 0
+    pair, cls = np.divmod(np.unique(owner[hit] * n_classes + of_key[hit]), n_classes)
+    vids = [vid for vid, _ in uf.base]
+    by_type: dict[int, int] = {}  # elements by the type object's id (a layer's types repeat)
+    counts = []
+    for i in pair.tolist():
+        value = uf.values[vids[i]]
+        n = by_type.get(id(value.type))
+        if n is None:
+            n = by_type[id(value.type)] = _elements(value)
+        counts.append(n)
+    elements = np.array(counts, dtype=np.int64)
+    totals = np.zeros(n_classes, dtype=np.int64)
+    np.add.at(totals, cls, elements)
+    return totals.tolist()
 
 
 def _groups(classes: tuple[DimClass, ...], args: list[ArgInfo], mesh: Mesh) -> tuple[Group, ...]:

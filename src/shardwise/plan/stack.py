@@ -74,17 +74,18 @@ class Stack:
 
 def _signature(op: Op, role: dict[int, int]) -> tuple:
     # Types as themselves: frozen values equal when their texts are, and hashed once (their
-    # texts, built per use, were a third of `find_stack` on a 96-layer GPT).
-    def operand(v: Value) -> Any:
-        return role.get(id(v), v.type) if v.is_block_arg else v.type
-
+    # texts, built per use, were a third of `find_stack` on a 96-layer GPT). An operand is its
+    # role if it has one (only the entry block's arguments do), else its type. No sort, walk
+    # or generator for what an op lacks (most have no attributes and no regions): this runs
+    # once per op of the whole module, on the helper's path before the probes.
+    properties, attributes = op.properties, op.attributes
     return (
         op.name,
-        tuple(operand(v) for v in op.operands),
-        tuple(r.type for r in op.results),
-        tuple(sorted((k, str(v)) for k, v in op.properties.items())),
-        tuple(sorted((k, str(v)) for k, v in op.attributes.items())),
-        tuple(o.name for o in op.walk())[1:],
+        tuple([role.get(id(v), v.type) for v in op.operands]),
+        tuple([r.type for r in op.results]),
+        tuple(sorted([(k, str(v)) for k, v in properties.items()])) if properties else (),
+        tuple(sorted([(k, str(v)) for k, v in attributes.items()])) if attributes else (),
+        tuple([o.name for o in op.walk()])[1:] if op.regions else (),
     )
 
 

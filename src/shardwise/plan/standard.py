@@ -116,19 +116,29 @@ def _expert_class(space: SearchSpace, weights: list[int], batch: int) -> int:
 
 def _build(space: SearchSpace, axes_of: dict[int, _Axes]) -> StandardPlan:
     out: StandardPlan = {}
+    # Arguments whose dims get the same axes share one sharding, as in `SearchSpace.shardings`
+    # (the layers of a stack: one object per distinct sharding, its text printed once).
+    made: dict[tuple[tuple[str, ...], ...], TensorSharding] = {}
     for arg in space.args:
         if not arg.planned:
             continue
         dims = axes_of.get(arg.index, [() for _ in arg.shape])
         used: set[str] = set()
-        shardings = []
+        kept = []
         for d, axes in enumerate(dims):
             axes = tuple(a for a in axes if a not in used)
             if not _divides(space, arg.shape[d], axes):
                 axes = ()
             used.update(axes)
-            shardings.append(DimensionSharding(tuple(AxisRef(a) for a in axes), is_closed=True))
-        out[arg.index] = TensorSharding(space.mesh_name, tuple(shardings))
+            kept.append(axes)
+        key = tuple(kept)
+        sharding = made.get(key)
+        if sharding is None:
+            shardings = tuple(
+                DimensionSharding(tuple(AxisRef(a) for a in axes), is_closed=True) for axes in key
+            )
+            sharding = made[key] = TensorSharding(space.mesh_name, shardings)
+        out[arg.index] = sharding
     return out
 
 
