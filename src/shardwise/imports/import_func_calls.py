@@ -100,7 +100,7 @@ def _replace_op(old: Op, new: Op) -> None:
     """`RewriterBase::replaceOp` once `new` has taken `old`'s place in the block."""
     for a, b in zip(old.results, new.results, strict=True):
         a.replace_all_uses_with(b)
-    old.drop_operands()
+    old._release()  # `erase` without its list scan: `new` has taken the slot
     old.parent = None
 
 
