@@ -23,6 +23,7 @@ from shardwise.ir import (
     TensorType,
     Value,
     ops_in_post_order,
+    release_later,
     string_attr,
     string_attr_value,
     symbol_ref,
@@ -196,7 +197,8 @@ def export_named_computations_merged(module: Module) -> None:
         else:
             table.reserve(_symbol_name(string_attr_value(op.get_attr("name"))))
             # The body goes with the op: isolated from above, it uses no value outside it,
-            # so its ops' uses need no dropping.
+            # so its ops' uses need no dropping (their cycles are broken with the erased ops').
+            release_later(op.regions[0].blocks)
             op.regions[0].blocks = []
         call_results += _replace_with_call(op, callee, positions).results
     with BatchErase() as batch:

@@ -37,7 +37,7 @@ def _constraint_to_reshard(op: Op, index: int) -> None:
     reshard.parent = block
     block.ops[index] = reshard
     op.results[0].replace_all_uses_with(reshard.results[0])
-    op.drop_operands()  # what `erase` does, minus the list scan (a constraint has no region)
+    op._release()  # `erase` without its list scan: the reshard has taken the slot
     op.parent = None
 
 

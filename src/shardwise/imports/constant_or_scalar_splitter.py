@@ -24,6 +24,7 @@ from shardwise.ir import (
     Value,
     clone_op,
     ops_in_post_order,
+    release_later,
     string_attr_value,
     symbol_ref,
 )
@@ -90,6 +91,7 @@ class _State:
             block.ops = ops
         for op in erased:
             op.parent = None
+        release_later(erased)
         pending.clear()
         self.groups.clear()
 

@@ -5,9 +5,10 @@ body (Shardy's `import/import_func_calls.cc`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 
-from shardwise.errors import InputError
+from shardwise.errors import InputError, VerifyError
 from shardwise.imports.add_data_flow_edges import EdgePlacer, add_data_flow_edges_to
 from shardwise.imports.symbol_dce import symbol_dce
 from shardwise.ir import (
@@ -22,6 +23,7 @@ from shardwise.ir import (
 )
 from shardwise.passes import sdy_pass
 from shardwise.rules.registry import attach_rules_to_clone
+from shardwise.sdy import data_flow
 from shardwise.sdy.call_graph import (
     callee_name,
     calls_by_func,
@@ -44,6 +46,11 @@ _EXECUTION_THREAD_ATTR = "execution_thread"
 
 
 _NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
+_EDGE = "sdy.data_flow_edge"
+# Ops whose bodies MLIR verifies after the region holding them (`_verifier_order`).
+_ISOLATED = frozenset(
+    {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
+)
 
 
 def _move_body_converting_return(func: Op, target: Region) -> None:
@@ -100,7 +107,7 @@ def _replace_op(old: Op, new: Op) -> None:
     """`RewriterBase::replaceOp` once `new` has taken `old`'s place in the block."""
     for a, b in zip(old.results, new.results, strict=True):
         a.replace_all_uses_with(b)
-    old.drop_operands()
+    old._release()  # `erase` without its list scan: `new` has taken the slot
     old.parent = None
 
 
@@ -230,6 +237,61 @@ def _erase_callees(table: SymbolTable, names: Iterable[str]) -> None:
 
 def _add_edges_on_named_computations(module: Module) -> None:
     placer = EdgePlacer()
-    for op in ops_in_post_order(module.op, _NAMED_COMPUTATION):
+    named = ops_in_post_order(module.op, _NAMED_COMPUTATION)
+    _reject_edges_twice(module, named)
+    for op in named:
         add_data_flow_edges_to(op, placer)
     placer.flush()
+
+
+def _reject_edges_twice(module: Module, named: list[Op]) -> None:
+    """A named computation of the input has its edges already (`sdy-import-pipeline` added
+    them): adding them again leaves an edge whose input is another edge, which Shardy's
+    verifier rejects after this pass. Raise its error, at the edge it names first."""
+    existing = {
+        id(user)
+        for op in named
+        for owner in data_flow.edge_owners(op)
+        for user, _ in owner.uses
+        if user.name == _EDGE
+    }
+    if not existing:
+        return
+    first = next(op for op in _verifier_order(module.op) if id(op) in existing)
+    raise VerifyError(
+        f"'{_EDGE}' op expected input of {_EDGE} to not be defined by an SdyDialect op (other "
+        "than an sdy.named_computation).",
+        first.location,
+        (
+            "an sdy.named_computation written in the input gets its data-flow edges twice in "
+            "sdy-propagation-pipeline (Shardy rejects it the same way): write it as a "
+            "func.call of a func instead, which the pipeline imports as a named computation",
+        ),
+    )
+
+
+def _verifier_order(top: Op) -> Iterator[Op]:
+    """Ops in the order MLIR's verifier reaches them: each region in program order, nested
+    regions as met, but the bodies of ops isolated from above (funcs, named and manual
+    computations) only after the region holding them."""
+    pending = deque([top])
+    while pending:
+        root = pending.popleft()
+        stack = [
+            op
+            for region in reversed(root.regions)
+            for block in reversed(region.blocks)
+            for op in reversed(block.ops)
+        ]
+        while stack:
+            op = stack.pop()
+            yield op
+            if op.name in _ISOLATED:
+                pending.append(op)
+            else:
+                stack += [
+                    nested
+                    for region in reversed(op.regions)
+                    for block in reversed(region.blocks)
+                    for nested in reversed(block.ops)
+                ]

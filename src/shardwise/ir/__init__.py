@@ -34,7 +34,9 @@ from shardwise.ir.core import (
     Region,
     Value,
     gc_paused,
+    release_later,
     release_ops,
+    releasing_erased,
 )
 from shardwise.ir.edit import (
     clone_op,
@@ -58,6 +60,8 @@ from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order
 
 __all__ = [
     "gc_paused",
+    "releasing_erased",
+    "release_later",
     "release_ops",
     "TensorType",
     "OpaqueType",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from shardwise.errors import UNKNOWN_LOCATION, Location
@@ -243,6 +243,8 @@ class Op:
     def _release(self) -> None:
         """The use-list half of `erase`: drop the uses this op and its nested ops make."""
         assert all(not r.uses for r in self.results), f"erasing {self.name} with uses"
+        if _ERASED:
+            _ERASED[-1].append(self)
         self.drop_operands()
         for region in self.regions:
             for block in region.blocks:
@@ -464,6 +466,71 @@ def release_ops(ops: list[Op]) -> None:
                 for arg in block.args:
                     arg.owner = None  # type: ignore[assignment]
                     arg.uses = []
+
+
+# The open `releasing_erased` blocks' lists of erased ops (and discarded blocks), innermost
+# last.
+_ERASED: list[list[Op | Block]] = []
+
+
+def release_later(dropped: Iterable[Op | Block]) -> None:
+    """Note ops a pass took out of the IR itself (their uses dropped: `erase` without its
+    list scan) or blocks it took out of their region whole, to be released with the erased
+    ops when the `releasing_erased` block ends."""
+    if _ERASED:
+        _ERASED[-1].extend(dropped)
+
+
+@contextlib.contextmanager
+def releasing_erased() -> Iterator[None]:
+    """Keep the ops erased inside the block, and break their reference cycles when it ends
+    (`release_ops`), so that they are freed then by reference counting.
+
+    An erased op keeps its own cycles (results and their owner, regions and their parent):
+    left to the cyclic GC, they are the young generation a collection walks once the GC
+    resumes after `gc_paused` (16k objects, 2.3 ms, at the end of a 0.08 s run of a 128-layer
+    conv stack whose calls are inlined and outlined again; 76k objects, 30 ms, for a 49k-op
+    GPT train step). Kept alive until the block ends, no erased op's `id` is reused by a new
+    op inside it (as when the GC is paused), so identity-keyed tables stay sound. Only for
+    code that drops every erased op by the end of the block: released ops are unusable.
+    """
+    erased: list[Op | Block] = []
+    _ERASED.append(erased)
+    try:
+        yield
+    finally:
+        _ERASED.pop()
+        for item in erased:
+            if isinstance(item, Block):
+                _release_block(item)
+            elif item.parent is None:  # not put back into a block since
+                _release_owned(item)
+
+
+def _release_owned(op: Op) -> None:
+    """`release_ops` of an erased op and what it still owns: a region, block or nested op
+    moved elsewhere before the erase (a region taken over by a new op) is left alone."""
+    for value in op.results:  # their users, if any, are in the same erased tree
+        value.owner = None  # type: ignore[assignment]
+        value.uses = []
+    for region in op.regions:
+        if region.parent is not op:
+            continue
+        region.parent = None
+        for block in region.blocks:
+            if block.parent is region:
+                _release_block(block)
+
+
+def _release_block(block: Block) -> None:
+    block.parent = None
+    for arg in block.args:
+        arg.owner = None  # type: ignore[assignment]
+        arg.uses = []
+    for nested in block.ops:
+        if nested.parent is block:
+            nested.parent = None
+            _release_owned(nested)
 
 
 @contextlib.contextmanager

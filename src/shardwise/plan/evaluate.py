@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardwise.errors import InputError
-from shardwise.ir import Module, Op, RawAttr, gc_paused, release_ops
+from shardwise.ir import Module, Op, RawAttr, gc_paused, release_ops, releasing_erased
 from shardwise.mesh import Mesh
 from shardwise.plan.cost import CostParams, estimate_ir
 from shardwise.plan.helper import HelperDied, HelperProcess
@@ -100,7 +100,7 @@ def _cost_of(
 ) -> dict[str, Any]:
     """`module` with the shardings of `key` written, estimated; then freed. `imported`:
     `module` has been through Shardy's import pipeline already (`prepare_job`)."""
-    with gc_paused():
+    with gc_paused(), releasing_erased():
         ops = list(module.walk())  # those the passes erase too: freed below, not left to the GC
         try:
             return _estimate_with(module, key, params, imported)
@@ -523,4 +523,5 @@ def whole_module_job(state: tuple[Source, str], key: Key, params: CostParams) ->
         if module is None:
             return _cost_of(_fresh_copy(*state), key, params)
         _SPENT.append(module)
-        return _estimate_with(module, key, params, imported=True)
+        with releasing_erased():
+            return _estimate_with(module, key, params, imported=True)
