@@ -54,7 +54,7 @@ from shardwise.ir.funcs import (
 )
 from shardwise.ir.symbols import SymbolTable, symbol_ref, symbol_ref_name
 from shardwise.ir.types import DYNAMIC, OpaqueType, TensorType, Type, parse_type
-from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order
+from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order, ops_named
 
 __all__ = [
     "gc_paused",
@@ -72,6 +72,7 @@ __all__ = [
     "Op",
     "BatchErase",
     "ops_in_pre_order",
+    "ops_named",
     "ops_in_post_order",
     "Block",
     "Region",

@@ -9,6 +9,7 @@ from shardwise.ir.core import Op
 
 __all__ = [
     "ops_in_pre_order",
+    "ops_named",
     "ops_in_post_order",
     "collect_post_order",
     "walk_post_order_visiting",
@@ -24,6 +25,12 @@ def ops_in_pre_order(root: Op, names: frozenset[str]) -> list[Op]:
     found = [root] if root.name in names else []
     _collect_pre_order(root, names, found)
     return found
+
+
+def ops_named(ops: list[Op], names: frozenset[str]) -> list[Op]:
+    """The ops of `ops` named one of `names`, in their order: `ops_in_pre_order` over a walk a
+    caller has already taken (`Op.walk_list`), for the steps that share one."""
+    return [op for op in ops if op.name in names]
 
 
 def ops_in_post_order(root: Op, names: frozenset[str]) -> list[Op]:
