@@ -33,6 +33,7 @@ from shardwise.ir.core import (
     Op,
     Region,
     Value,
+    bare_op,
     gc_paused,
     release_ops,
 )
@@ -57,6 +58,7 @@ from shardwise.ir.types import DYNAMIC, OpaqueType, TensorType, Type, parse_type
 from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order, ops_named
 
 __all__ = [
+    "bare_op",
     "gc_paused",
     "release_ops",
     "TensorType",

@@ -259,6 +259,33 @@ class Op:
         return value
 
 
+_new = object.__new__
+
+
+def bare_op(
+    name: str,
+    properties: dict[str, Any],
+    attributes: dict[str, Any],
+    location: Location,
+    loc_text: str | None,
+) -> Op:
+    """`Op(name, properties=..., attributes=..., location=..., loc_text=...)`: no operands,
+    results or regions yet, and its dicts taken as given, without `__init__`'s defaults and
+    loops (the parser makes one per op of its input)."""
+    op = _new(Op)
+    op.name = name
+    op.operands = []
+    op.results = []
+    op.properties = properties
+    op.attributes = attributes
+    op.regions = _NO_REGIONS  # type: ignore[assignment]
+    op.successors = _NO_SUCCESSORS  # type: ignore[assignment]
+    op.location = location
+    op.loc_text = loc_text
+    op.parent = None
+    return op
+
+
 class BatchErase:
     """Erase many ops of big blocks: each `erase` drops the op's uses at once (as `Op.erase`),
     and leaving the `with` block takes the ops out of their blocks' lists, one pass per block.
