@@ -160,12 +160,16 @@ def memoized_transform(fn: TransformFn) -> MemoizedTransform:
     return MemoizedTransform(fn)
 
 
-def transform_shardings(root: Op, fn: TransformFn) -> None:
-    """Replace every sharding under `root` (inclusive) by `fn(sharding)`, in pre-order."""
+def transform_shardings(root: Op, fn: TransformFn, ops: list[Op] | None = None) -> None:
+    """Replace every sharding under `root` (inclusive) by `fn(sharding)`, in pre-order.
+
+    `ops`: `root.walk_list()`, if the caller has it."""
+    if ops is None:
+        ops = root.walk_list()
     if type(fn) is MemoizedTransform:
-        _transform_ops_memoized(root.walk_list(), fn)
+        _transform_ops_memoized(ops, fn)
         return
-    for op in root.walk_list():
+    for op in ops:
         _transform_op(op, fn)
 
 
