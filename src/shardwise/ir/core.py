@@ -73,6 +73,14 @@ class Value:
         `uses` is kept in creation order; MLIR's use lists iterate newest first and prepend,
         so moving the newest use first reproduces the order MLIR ends up with.
         """
+        if except_op is None and other is not self:
+            # Every use moves: `set_operand` per use, without its search of this list.
+            moved = self.uses[::-1]
+            for op, i in moved:
+                op.operands[i] = other
+            other.uses += moved
+            self.uses.clear()
+            return
         for op, i in reversed(list(self.uses)):
             if op is not except_op:
                 op.set_operand(i, other)
@@ -242,8 +250,10 @@ class Op:
 
     def _release(self) -> None:
         """The use-list half of `erase`: drop the uses this op and its nested ops make."""
-        assert all(not r.uses for r in self.results), f"erasing {self.name} with uses"
-        self.drop_operands()
+        for result in self.results:
+            assert not result.uses, f"erasing {self.name} with uses"
+        if self.operands:
+            self.drop_operands()
         for region in self.regions:
             for block in region.blocks:
                 for op in reversed(list(block.ops)):
