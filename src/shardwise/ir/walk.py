@@ -82,21 +82,28 @@ def walk_post_order_visiting(
     are not visited (`Op.walk_post_order` instead copies each block's list on entering it).
 
     `names`: if given, region-free ops of other names are not visited (for a `visit` that
-    would do nothing with them)."""
+    would do nothing with them): the walk steps over them without looking for its place in
+    the block again, as nothing can have changed the block since the last visit."""
     for region in op.regions:
         for block in region.blocks:
-            current = block.ops[0] if block.ops else None
+            ops = block.ops
+            current = ops[0] if ops else None
             i = 0
-            while current is not None:
-                if not (i < len(block.ops) and block.ops[i] is current):
-                    i = index_near(block.ops, current, i)
-                following = block.ops[i + 1] if i + 1 < len(block.ops) else None
+            while current is not None:  # here `ops` is `block.ops` and `ops[i]` is `current`
+                if names is not None and not current.regions and current.name not in names:
+                    i += 1
+                    current = ops[i] if i < len(ops) else None
+                    continue
+                following = ops[i + 1] if i + 1 < len(ops) else None
                 if current.regions:
                     walk_post_order_visiting(current, visit, names)
-                elif names is None or current.name in names:
+                else:
                     visit(current)  # most ops: no call just to find no regions
                 current = following
                 i += 1
+                ops = block.ops  # the visit may have inserted or erased ops, or replaced the list
+                if current is not None and not (i < len(ops) and ops[i] is current):
+                    i = index_near(ops, current, i)
     visit(op)
 
 
