@@ -77,3 +77,87 @@ def test_an_op_is_found_at_before_or_far_after_the_hint(
     monkeypatch.setattr(ir.Op, "__repr__", _no_repr)
     block, ops = _block(200)
     assert index_near(block.ops, ops[at], hint) == at
+
+
+def _walk_finding_every_next_op(op: ir.Op, visit, names) -> None:
+    """The visiting walk as it was before it stepped over unvisited ops: its place in the block
+    looked up before every op (the specification the walk keeps)."""
+    from shardwise.ir.walk import index_near
+
+    for region in op.regions:
+        for block in region.blocks:
+            current = block.ops[0] if block.ops else None
+            i = 0
+            while current is not None:
+                if not (i < len(block.ops) and block.ops[i] is current):
+                    i = index_near(block.ops, current, i)
+                following = block.ops[i + 1] if i + 1 < len(block.ops) else None
+                if current.regions:
+                    _walk_finding_every_next_op(current, visit, names)
+                elif names is None or current.name in names:
+                    visit(current)
+                current = following
+                i += 1
+    visit(op)
+
+
+def _program(seed: int) -> ir.Op:
+    """A root op over a block of 40 ops, named t.a / t.b / t.c, some with a nested block."""
+    import random
+
+    rng = random.Random(seed)
+
+    def block_of(n: int, depth: int) -> ir.Block:
+        block = ir.Block()
+        for _ in range(n):
+            name = rng.choice(["t.a", "t.b", "t.c"])
+            if depth < 2 and rng.random() < 0.15:
+                inner = ir.Region()
+                inner.add_block(block_of(rng.randint(0, 5), depth + 1))
+                block.append(ir.Op(name, regions=[inner]))
+            else:
+                block.append(ir.Op(name))
+        return block
+
+    region = ir.Region()
+    region.add_block(block_of(40, 0))
+    return ir.Op("t.root", regions=[region])
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("names", [frozenset({"t.a"}), None], ids=["names", "all"])
+def test_the_visiting_walk_visits_what_finding_every_next_op_visits(seed: int, names) -> None:
+    """Stepping over unvisited ops without looking up their place visits the same ops in the
+    same order, with visits that insert ops around the visited one, erase ops before it, or
+    replace the block's list."""
+    from shardwise.ir.walk import walk_post_order_visiting
+
+    runs = [
+        _visits(walk, seed, names)
+        for walk in (walk_post_order_visiting, _walk_finding_every_next_op)
+    ]
+    assert runs[0] == runs[1]
+    assert len(runs[0]) > 10
+
+
+def _visits(walk, seed: int, names) -> list[str]:
+    root = _program(seed)
+    visited: list[str] = []
+
+    def visit(op: ir.Op) -> None:
+        visited.append(op.name)
+        block = op.parent
+        if block is None or op.name == "t.root":
+            return
+        at = block.ops.index(op)
+        kind = len(visited) % 4
+        if kind == 0:  # an op right after it and one right before
+            block.ops.insert(at + 1, ir.Op("t.a"))
+            block.ops.insert(at, ir.Op("t.a"))
+        elif kind == 1 and at > 0 and not block.ops[at - 1].regions:  # erase the one before
+            del block.ops[at - 1]
+        elif kind == 2:  # a new list, two ops further ahead
+            block.ops = [*block.ops[: at + 3], ir.Op("t.a"), *block.ops[at + 3 :]]
+
+    walk(root, visit, names)
+    return visited

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from shardwise.ir import (
     Module,
+    Op,
 )
 from shardwise.passes import sdy_pass
 from shardwise.sdy.sharding_walker import memoized_transform, transform_shardings
@@ -17,6 +18,8 @@ __all__ = [
 
 
 @sdy_pass("sdy-close-shardings")
-def close_shardings(module: Module) -> None:
-    """`sdy-close-shardings`: every sharding closed, its replicated axes dropped."""
-    transform_shardings(module.op, memoized_transform(TensorSharding.closed_like))
+def close_shardings(module: Module, ops: list[Op] | None = None) -> None:
+    """`sdy-close-shardings`: every sharding closed, its replicated axes dropped.
+
+    `ops`: `module.op.walk_list()`, if the caller has it."""
+    transform_shardings(module.op, memoized_transform(TensorSharding.closed_like), ops)

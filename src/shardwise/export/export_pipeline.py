@@ -117,21 +117,30 @@ class _Collected:
     groups: list[Op]  # every ``sdy.sharding_group``
     constraints: list[Op]  # the ``sdy.sharding_constraint`` ops in funcs, in pre-order
     manual_computation: bool  # whether there is any ``sdy.manual_computation``
+    # The calls and manual computations, in pre-order (no pass up to the non-divisible update
+    # inserts or erases one).
+    calls_and_manual_computations: list[Op]
 
 
 _MANUAL_COMPUTATION = "sdy.manual_computation"
-_COLLECTED = EDGES_AND_DATA_FLOW_OPS | SHARDING_GROUP | SHARDING_CONSTRAINT | {_MANUAL_COMPUTATION}
+_CALLS_AND_MANUAL_COMPUTATIONS = frozenset({"func.call", _MANUAL_COMPUTATION})
+_COLLECTED = (
+    EDGES_AND_DATA_FLOW_OPS | SHARDING_GROUP | SHARDING_CONSTRAINT | _CALLS_AND_MANUAL_COMPUTATIONS
+)
 
 
 def _collect(module: Module) -> _Collected:
     """The ops that the func passes (on each ``func.func`` in order) and the module passes
     would each find by a walk of their own."""
-    found = _Collected([], [], [], False)
+    found = _Collected([], [], [], False, [])
     for top in module.body.ops:
         in_func = top.name == "func.func"
         for op in ops_in_pre_order(top, _COLLECTED):
             name = op.name
-            if name == _MANUAL_COMPUTATION:
+            if name in _CALLS_AND_MANUAL_COMPUTATIONS:
+                found.calls_and_manual_computations.append(op)
+                if name == "func.call":
+                    continue
                 found.manual_computation = True
             if name in SHARDING_GROUP:
                 found.groups.append(op)
@@ -159,14 +168,16 @@ def export_pipeline(module: Module, options: ExportOptions | None = None) -> Non
             group.erase()
         constraints_to_reshards(found.constraints)
     if options.update_non_divisible_input_output_shardings:
-        update_non_divisible_input_output_shardings(module)
+        update_non_divisible_input_output_shardings(module, found.calls_and_manual_computations)
         remove_sub_axes_in_input_output_shardings(module)
-    close_shardings(module)
+    # One walk for closing and the scan after it (neither inserts or erases an op).
+    ops = module.op.walk_list()
+    close_shardings(module, ops)
     # Shardy verifies after every pass; closing ``{?}p0`` leaves ``{}p0``, which it rejects
     # here and which later passes may rewrite away before we would verify on write. That is
     # the one thing closing can make invalid in a verified module, so the full (costly)
     # verifier runs only then.
-    scan = scan_shardings(module)
+    scan = scan_shardings(module, ops)
     if scan.empty_closed_with_priority:
         verify_module(module)
     if not options.avoid_export_for_partitioning:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardwise.ir import ArrayAttr, DictAttr, Module
+from shardwise.ir import ArrayAttr, DictAttr, Module, Op
 from shardwise.sharding import TensorSharding, TensorShardingPerValue
 
 __all__ = ["ShardingScan", "scan_shardings"]
@@ -54,18 +54,21 @@ class _Scanner:
                 self.empty_closed_with_priority = True
 
 
-def scan_shardings(module: Module) -> ShardingScan:
+def scan_shardings(module: Module, ops: list[Op] | None = None) -> ShardingScan:
     """The facts over every sharding attached to an op of `module` (nested ones included).
 
     Values are told apart by their exact type (attribute classes are final), so the many
-    that cannot hold a sharding (raw attributes, rules) cost one test each.
+    that cannot hold a sharding (raw attributes, rules) cost one test each. `ops`: every op of
+    the module (`module.op.walk_list()`), if the caller has them.
     """
     scanner = _Scanner()
     read = scanner.seen  # tested here first: most shardings are shared, read already
     seen: set[int] = set()  # ids of the array attributes read (func arg/result dicts)
-    ops = [module.op]
-    for op in ops:  # every op, in no particular order: a list that grows as it goes
-        if op.regions:
+    grow = ops is None
+    if ops is None:
+        ops = [module.op]
+    for op in ops:  # every op, in no particular order (ours: a list that grows as it goes)
+        if grow and op.regions:
             for region in op.regions:
                 for block in region.blocks:
                     ops += block.ops

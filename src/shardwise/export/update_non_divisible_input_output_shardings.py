@@ -158,8 +158,13 @@ def _update_manual_computation(meshes: Meshes, op: Op) -> None:
 
 
 @sdy_pass("sdy-update-non-divisible-input-output-shardings")
-def update_non_divisible_input_output_shardings(module: Module) -> None:
-    """Func args/results, call results and manual-computation edges become evenly sharded."""
+def update_non_divisible_input_output_shardings(
+    module: Module, calls_and_manual_computations: list[Op] | None = None
+) -> None:
+    """Func args/results, call results and manual-computation edges become evenly sharded.
+
+    `calls_and_manual_computations`: the module's ``func.call`` and ``sdy.manual_computation``
+    ops in pre-order, if the caller has them."""
     meshes = module.meshes()
     even = _EvenlySharded(meshes)
     for func in module.funcs:
@@ -167,7 +172,9 @@ def update_non_divisible_input_output_shardings(module: Module) -> None:
     # One walk for both kinds: each update rewrites only its own op's attributes, so doing
     # calls and manual computations interleaved ends the same as all calls first.
     manual_computations = []
-    for op in ops_in_pre_order(module.op, _CALLS_AND_MANUAL_COMPUTATIONS):
+    if calls_and_manual_computations is None:
+        calls_and_manual_computations = ops_in_pre_order(module.op, _CALLS_AND_MANUAL_COMPUTATIONS)
+    for op in calls_and_manual_computations:
         if op.name == "func.call":
             shardings = get_per_value(op, SHARDING_ATTR)
             if shardings:

@@ -120,10 +120,16 @@ def _walk_module(module: Module) -> _Walked:
     for top in module.body.ops:
         mine = top.walk_list()
         ops += mine
-        walked.constants += [op for op in mine if op.name == "stablehlo.constant"]
+        constants, calls, names = walked.constants, [], set()
+        for op in mine:  # one loop: each op read once
+            name = op.name
+            names.add(name)
+            if name == "stablehlo.constant":
+                constants.append(op)
+            elif name == "func.call":
+                calls.append(op)
         if top.name == "func.func" and top.regions and top.regions[0].blocks:
-            walked.calls[top] = [op for op in mine if op.name == "func.call"]
-        names = {op.name for op in mine}
+            walked.calls[top] = calls
         if "sdy.named_computation" in names:
             walked.with_named.add(top)
         elif top.name == "func.func" and len(top.regions) == 1:

@@ -180,7 +180,10 @@ def import_flattened_calls(module: Module, rules_conservative: bool | None = Non
                 return False
     symbol_dce(module)
     table = SymbolTable(module)
-    calls = calls_in_call_graph_order(module)
+    # Symbol-dce erased funcs, and changed nothing in the others: their calls are known.
+    live = {id(op) for op in module.body.ops}
+    by_func = {func: calls for func, calls in by_func.items() if id(func) in live}
+    calls = calls_in_call_graph_order(module, calls=by_func)
     callees: dict[str, Op] = {}
     counts: dict[str, int] = {}
     for call in calls:

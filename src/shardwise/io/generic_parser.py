@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shardwise import ir
-from shardwise.errors import InternalError, Location, ParseError, UnsupportedError
+from shardwise.errors import (
+    UNKNOWN_LOCATION,
+    InternalError,
+    Location,
+    ParseError,
+    UnsupportedError,
+)
 from shardwise.io.generic_text import (
     LOC_ALIASES,
     RESOURCES,
@@ -72,6 +78,7 @@ _FAST_ARG_RE = re.compile(
 _RESOURCES_RE = re.compile(r"^\{-#.*?^#-\}[ \t]*\n?", re.M | re.S)
 
 _NO_ATTRS: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+_bare_op = ir.bare_op
 
 
 class _Parser:
@@ -270,31 +277,39 @@ class _Parser:
             return None
         tail = _LINE_TAIL_RE.fullmatch(text, tail_pos, eol)
         head = _OP_START_RE.match(text, pos, tail_pos + 1) if tail is not None else None
-        if tail is None or head is None or head.group(4) is not None:
+        if tail is None or head is None:
             return None
-        results_text, name, operands_text, _ = head.groups()
+        results_text, name, operands_text, successors = head.groups()
+        if successors is not None:
+            return None
         results, single, loc_text, line, col = tail.groups()
-        mid = text[head.end() : tail_pos] if head.end() < tail_pos else None
-        attrs = self.mid_attrs(mid) if mid is not None else _NO_ATTRS
+        end = head.end()
+        mid = text[end:tail_pos] if end < tail_pos else None
+        # `mid_attrs`'s cache looked up inline: most texts repeat.
+        attrs = _NO_ATTRS if mid is None else self.mid_cache.get(mid) or self.mid_attrs(mid)
         if attrs is None:
             return None
-        op = ir.Op(name)
         ops = self.ops
         if loc_text is not None and loc_text[4] == "#":
             loc_text = self.aliases.get(loc_text[4:-1], loc_text)
+        kept = None
         if self.op_positions is not None:
-            if len(ops) < self.op_count:
-                op.location = self.op_positions[len(ops)]
-            op.loc_text = loc_text
+            count = len(ops)
+            location = self.op_positions[count] if count < self.op_count else UNKNOWN_LOCATION
+            kept = loc_text
         elif line is not None:
-            op.location = Location(self.filename, int(line), int(col))
+            location = Location(self.filename, int(line), int(col))
         else:
-            op.location = loc_position(loc_text, self.filename)
+            location = loc_position(loc_text, self.filename)
+        props, attributes = attrs
+        op = _bare_op(
+            name,
+            props.copy() if props else {},
+            attributes.copy() if attributes else {},
+            location,
+            kept,
+        )
         ops.append(op)
-        if attrs[0]:
-            op.properties = attrs[0].copy()
-        if attrs[1]:
-            op.attributes = attrs[1].copy()
         scope = self.scopes[-1]
         if operands_text:  # most operands are defined in the same region
             op_operands = op.operands
@@ -463,8 +478,8 @@ class _Parser:
         text = self.text
         blocks = region.blocks
         line_op, general_op, skip_ws = self.parse_line_op, self.parse_general_op, WS_RE.match
-        while not text.startswith("}", self.pos):
-            if text.startswith("^", self.pos):
+        while (char := text[self.pos : self.pos + 1]) != "}":
+            if char == "^":
                 region.add_block(self.parse_block_header())
             else:
                 # `parse_op` and `Block.append` inline: one op of the input each.

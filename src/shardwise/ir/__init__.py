@@ -33,6 +33,7 @@ from shardwise.ir.core import (
     Op,
     Region,
     Value,
+    bare_op,
     gc_paused,
     release_later,
     release_ops,
@@ -56,9 +57,10 @@ from shardwise.ir.funcs import (
 )
 from shardwise.ir.symbols import SymbolTable, symbol_ref, symbol_ref_name
 from shardwise.ir.types import DYNAMIC, OpaqueType, TensorType, Type, parse_type
-from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order
+from shardwise.ir.walk import ops_in_post_order, ops_in_pre_order, ops_named
 
 __all__ = [
+    "bare_op",
     "gc_paused",
     "releasing_erased",
     "release_later",
@@ -76,6 +78,7 @@ __all__ = [
     "Op",
     "BatchErase",
     "ops_in_pre_order",
+    "ops_named",
     "ops_in_post_order",
     "Block",
     "Region",

@@ -73,6 +73,14 @@ class Value:
         `uses` is kept in creation order; MLIR's use lists iterate newest first and prepend,
         so moving the newest use first reproduces the order MLIR ends up with.
         """
+        if except_op is None and other is not self:
+            # Every use moves: `set_operand` per use, without its search of this list.
+            moved = self.uses[::-1]
+            for op, i in moved:
+                op.operands[i] = other
+            other.uses += moved
+            self.uses.clear()
+            return
         for op, i in reversed(list(self.uses)):
             if op is not except_op:
                 op.set_operand(i, other)
@@ -242,10 +250,12 @@ class Op:
 
     def _release(self) -> None:
         """The use-list half of `erase`: drop the uses this op and its nested ops make."""
-        assert all(not r.uses for r in self.results), f"erasing {self.name} with uses"
+        for result in self.results:
+            assert not result.uses, f"erasing {self.name} with uses"
         if _ERASED:
             _ERASED[-1].append(self)
-        self.drop_operands()
+        if self.operands:
+            self.drop_operands()
         for region in self.regions:
             for block in region.blocks:
                 for op in reversed(list(block.ops)):
@@ -259,6 +269,33 @@ class Op:
         if value is None:
             value = self.attributes.get(name)
         return value
+
+
+_new = object.__new__
+
+
+def bare_op(
+    name: str,
+    properties: dict[str, Any],
+    attributes: dict[str, Any],
+    location: Location,
+    loc_text: str | None,
+) -> Op:
+    """`Op(name, properties=..., attributes=..., location=..., loc_text=...)`: no operands,
+    results or regions yet, and its dicts taken as given, without `__init__`'s defaults and
+    loops (the parser makes one per op of its input)."""
+    op = _new(Op)
+    op.name = name
+    op.operands = []
+    op.results = []
+    op.properties = properties
+    op.attributes = attributes
+    op.regions = _NO_REGIONS  # type: ignore[assignment]
+    op.successors = _NO_SUCCESSORS  # type: ignore[assignment]
+    op.location = location
+    op.loc_text = loc_text
+    op.parent = None
+    return op
 
 
 class BatchErase:

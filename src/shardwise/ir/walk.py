@@ -9,6 +9,7 @@ from shardwise.ir.core import Op
 
 __all__ = [
     "ops_in_pre_order",
+    "ops_named",
     "ops_in_post_order",
     "collect_post_order",
     "walk_post_order_visiting",
@@ -24,6 +25,12 @@ def ops_in_pre_order(root: Op, names: frozenset[str]) -> list[Op]:
     found = [root] if root.name in names else []
     _collect_pre_order(root, names, found)
     return found
+
+
+def ops_named(ops: list[Op], names: frozenset[str]) -> list[Op]:
+    """The ops of `ops` named one of `names`, in their order: `ops_in_pre_order` over a walk a
+    caller has already taken (`Op.walk_list`), for the steps that share one."""
+    return [op for op in ops if op.name in names]
 
 
 def ops_in_post_order(root: Op, names: frozenset[str]) -> list[Op]:
@@ -75,21 +82,28 @@ def walk_post_order_visiting(
     are not visited (`Op.walk_post_order` instead copies each block's list on entering it).
 
     `names`: if given, region-free ops of other names are not visited (for a `visit` that
-    would do nothing with them)."""
+    would do nothing with them): the walk steps over them without looking for its place in
+    the block again, as nothing can have changed the block since the last visit."""
     for region in op.regions:
         for block in region.blocks:
-            current = block.ops[0] if block.ops else None
+            ops = block.ops
+            current = ops[0] if ops else None
             i = 0
-            while current is not None:
-                if not (i < len(block.ops) and block.ops[i] is current):
-                    i = index_near(block.ops, current, i)
-                following = block.ops[i + 1] if i + 1 < len(block.ops) else None
+            while current is not None:  # here `ops` is `block.ops` and `ops[i]` is `current`
+                if names is not None and not current.regions and current.name not in names:
+                    i += 1
+                    current = ops[i] if i < len(ops) else None
+                    continue
+                following = ops[i + 1] if i + 1 < len(ops) else None
                 if current.regions:
                     walk_post_order_visiting(current, visit, names)
-                elif names is None or current.name in names:
+                else:
                     visit(current)  # most ops: no call just to find no regions
                 current = following
                 i += 1
+                ops = block.ops  # the visit may have inserted or erased ops, or replaced the list
+                if current is not None and not (i < len(ops) and ops[i] is current):
+                    i = index_near(ops, current, i)
     visit(op)
 
 

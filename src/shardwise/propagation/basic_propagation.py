@@ -15,6 +15,7 @@ from itertools import chain
 from shardwise.errors import PropagationError
 from shardwise.ir import (
     Module,
+    Op,
     OpaqueType,
     TensorType,
     Type,
@@ -41,9 +42,12 @@ __all__ = [
 ]
 
 
-def check_static_shapes(module: Module) -> None:
-    """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple."""
-    ops = module.op.walk_list()
+def check_static_shapes(module: Module, ops: list[Op] | None = None) -> None:
+    """Shardy's `allValidShapes`: every result is a static ranked tensor or non-tensor, no tuple.
+
+    `ops`: the module's ops in pre-order if the caller has them (`module.op.walk_list()`)."""
+    if ops is None:
+        ops = module.op.walk_list()
     # Values share few type objects: each distinct one is checked, gathered without a Python
     # loop over the module's values; the op of the first invalid one is looked for only then.
     types = list(map(_TYPE_OF, chain.from_iterable(map(_RESULTS_OF, ops))))
@@ -85,6 +89,10 @@ class PropagationContext:
     # `previous_directions`); None at the start of a level (user priorities rewrite shardings
     # between levels, behind the drivers' backs).
     previous_run: PropagationDriver | None = None
+    # The module's ops in pre-order (`module.op.walk_list()`), taken at the start of the pass
+    # and shared by the steps that would each walk the module for them; None once an op may
+    # have been inserted or erased (a sharding group's conflict, a driver's dead op).
+    ops: list[Op] | None = None
 
 
 def run_driver(ctx: PropagationContext, strategy, direction_fn: DirectionFn) -> None:
@@ -97,9 +105,12 @@ def run_driver(ctx: PropagationContext, strategy, direction_fn: DirectionFn) -> 
         ctx.observer,
         ctx.options.memoize_steps,
         ctx.previous_run,
+        ctx.ops,
     )
     driver.run()
     ctx.previous_run = driver
+    if driver.erased:
+        ctx.ops = None
 
 
 def propagation_pass(level: Callable[[PropagationContext, DirectionFn], None]):
@@ -108,12 +119,16 @@ def propagation_pass(level: Callable[[PropagationContext, DirectionFn], None]):
         debug = DebugInfoRecorder(
             module, options.debug_sharding_origins, options.debug_propagation_edge_sharding
         )
-        check_static_shapes(module)
-        groups = ShardingGroupMap(module)
-        groups.sync_group_member_shardings()
+        # One walk for the checks, the groups, user priorities and the first driver's seed
+        # and calls: none of them inserts or erases an op, but for the cases that drop it.
+        ops: list[Op] | None = module.op.walk_list()
+        check_static_shapes(module, ops)
+        groups = ShardingGroupMap(module, ops)
+        if groups.sync_group_member_shardings():
+            ops = None
         if debug.enabled:
             observer = combine_observers(observer, debug)
-        level(PropagationContext(module, options, groups, observer), propagate_any)
+        level(PropagationContext(module, options, groups, observer, ops=ops), propagate_any)
         if not options.keep_sharding_rules:
             drop_sharding_rules(module.op)
         if debug.enabled:

@@ -27,6 +27,7 @@ from shardwise.ir import (
     TensorType,
     Value,
     ops_in_pre_order,
+    ops_named,
 )
 from shardwise.mesh import Mesh
 from shardwise.propagation.driver_writes import DriverWrites, Tensors
@@ -156,7 +157,9 @@ class PropagationDriver(DriverWrites):
         observer: PropagationObserver | None = None,
         memoize_steps: bool = True,
         previous: PropagationDriver | None = None,
+        ops: list[Op] | None = None,
     ) -> None:
+        """`ops`: the module's ops in pre-order if the caller has them (a first run's seed)."""
         self.module = module
         self.strategy = strategy
         self.direction_fn = direction_fn
@@ -168,7 +171,7 @@ class PropagationDriver(DriverWrites):
         self.meshes: dict[str, Mesh] = {k: v for k, v in module.meshes().items()}
         if previous is None:
             self.funcs = {module.symbol_name(f): f for f in module.funcs}
-            self.callers = self._collect_callers()
+            self.callers = self._collect_callers(ops)
             self.edge_parts: dict[int, tuple] = {}  # what edges' steps read but shardings
         else:  # no run adds or removes funcs, calls or operands
             self.funcs, self.callers = previous.funcs, previous.callers
@@ -218,6 +221,8 @@ class PropagationDriver(DriverWrites):
         if previous is not None and not previous.erased:
             self.seed, self.seed_index = previous.seed, previous.seed_index
             self.skip.keep_seed_keys(previous.skip)
+        elif ops is not None:
+            self.seed = ops[1:]  # every op below the module
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -229,9 +234,9 @@ class PropagationDriver(DriverWrites):
         self._greedy()
         self.propagate_func_results(main)
 
-    def _collect_callers(self) -> dict[str, list[Op]]:
+    def _collect_callers(self, ops: list[Op] | None) -> dict[str, list[Op]]:
         callers: dict[str, list[Op]] = {}
-        for op in ops_in_pre_order(self.module.op, CALL):
+        for op in ops_in_pre_order(self.module.op, CALL) if ops is None else ops_named(ops, CALL):
             callee = callee_name(op)
             callers.setdefault(callee, []).append(op)
         return callers
@@ -591,13 +596,8 @@ class PropagationDriver(DriverWrites):
                     # those of another tensor, so it would write nothing (most results, every
                     # run but the first; an observer sees every step).
                     continue
-                quiet = self.quiet_func_results.get(index)
-                if (
-                    quiet is not None
-                    and quiet[0] is value
-                    and quiet[1] is sharding
-                    and quiet[2] is result_sharding
-                ):
+                q = self.quiet_func_results.get(index)  # (value, sharding, result sharding)
+                if q and q[0] is value and q[1] is sharding and q[2] is result_sharding:
                     continue  # the step that wrote nothing last time, on the same values
 
             def set_result(_i: int, new: TensorSharding, index: int = index) -> None:

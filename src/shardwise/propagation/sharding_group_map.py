@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from shardwise.errors import PropagationError
-from shardwise.ir import Block, Module, Op, Value, ops_in_pre_order
+from shardwise.ir import Block, Module, Op, Value, ops_in_pre_order, ops_named
 from shardwise.sdy.sharding_groups import group_id_of
 from shardwise.sdy.shardings import get_sharding, set_sharding
 from shardwise.sharding import TensorSharding
@@ -26,11 +26,16 @@ def _is_fully_replicated_and_open(sharding: TensorSharding) -> bool:
 
 
 class ShardingGroupMap:
-    def __init__(self, module: Module) -> None:
+    def __init__(self, module: Module, ops: list[Op] | None = None) -> None:
+        """`ops`: the module's ops in pre-order if the caller has them (`walk_list`)."""
         self.module = module
         self.groups: list[list[Value]] = []
         self.value_to_group: dict[int, int] = {}
-        for op in ops_in_pre_order(module.op, _SHARDING_GROUP):
+        if ops is None:
+            group_ops = ops_in_pre_order(module.op, _SHARDING_GROUP)
+        else:
+            group_ops = ops_named(ops, _SHARDING_GROUP)
+        for op in group_ops:
             group = group_id_of(op)
             while len(self.groups) <= group:
                 self.groups.append([])
@@ -71,7 +76,10 @@ class ShardingGroupMap:
                 return common, True
         return common, False
 
-    def sync_group_member_shardings(self) -> None:
+    def sync_group_member_shardings(self) -> bool:
+        """Give each group's members its common sharding; True if it inserted ops (open
+        constraints on the members of a group whose shardings conflict)."""
+        inserted = False
         for group, members in enumerate(self.groups):
             sharding, conflict = self._common_sharding(group)
             if sharding is None:
@@ -86,6 +94,8 @@ class ShardingGroupMap:
                 del self.value_to_group[id(member)]
                 members[i] = constraint
                 self.value_to_group[id(constraint)] = group
+                inserted = True
+        return inserted
 
 
 def _insert_open_constraint(value: Value, sharding: TensorSharding) -> Value:

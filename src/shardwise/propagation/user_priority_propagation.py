@@ -38,7 +38,7 @@ __all__ = [
 
 
 def _user_priority_level(ctx: PropagationContext, direction_fn: DirectionFn) -> None:
-    per_priority = _initialize_user_priorities(ctx.module)
+    per_priority = _initialize_user_priorities(ctx.module, ctx.ops)
     op_priority_level(ctx, direction_fn)
     for priority, references in per_priority:
         for ref, original in references:
@@ -128,10 +128,14 @@ def _per_value_refs(op: Op, key: str, values: list[Value]) -> Iterator[tuple[_Sh
         yield _PerValueRef(op, key, i), value
 
 
-def walk_sharding_refs(module: Module) -> Iterator[tuple[_ShardingRef, Value | None]]:
+def walk_sharding_refs(
+    module: Module, ops: list[Op] | None = None
+) -> Iterator[tuple[_ShardingRef, Value | None]]:
     """Every stored sharding in Shardy's `walkShardings` order, with its value (if any); the
-    result of an ordinary op that stores none is left out (its `get()` would be None)."""
-    for op in module.op.walk_list():
+    result of an ordinary op that stores none is left out (its `get()` would be None).
+
+    `ops`: the module's ops in pre-order if the caller has them (`module.op.walk_list()`)."""
+    for op in module.op.walk_list() if ops is None else ops:
         if op.name not in SPECIAL_OWNERS and SHARDING_ATTR not in op.attributes:
             # Funcs, data-flow ops, collectives and the ops with a sharding property are told
             # by name; any other op keeps its shardings in its ``sdy.sharding``, which most
@@ -162,11 +166,11 @@ def _num_func_results(func: Op) -> int:
 
 
 def _initialize_user_priorities(
-    module: Module,
+    module: Module, ops: list[Op] | None
 ) -> list[tuple[int, list[tuple[_ShardingRef, TensorSharding]]]]:
     meshes = module.meshes()
     per_priority: dict[int, list[tuple[_ShardingRef, TensorSharding]]] = {}
-    for ref, value in walk_sharding_refs(module):
+    for ref, value in walk_sharding_refs(module, ops):
         sharding = ref.get()
         if sharding is None:
             continue

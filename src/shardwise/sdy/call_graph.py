@@ -103,9 +103,14 @@ def funcs_in_call_graph_order(
     return rpo if pre_order else rpo[::-1]
 
 
-def calls_in_call_graph_order(module: Module, pre_order: bool = False) -> list[Op]:
-    """`walkCalls`: the calls of each func (program order) with funcs in call-graph order."""
-    calls = calls_by_func(module)
+def calls_in_call_graph_order(
+    module: Module, pre_order: bool = False, calls: dict[Op, list[Op]] | None = None
+) -> list[Op]:
+    """`walkCalls`: the calls of each func (program order) with funcs in call-graph order.
+
+    `calls`: the module's `calls_by_func`, if the caller has it already."""
+    if calls is None:
+        calls = calls_by_func(module)
     return [c for f in funcs_in_call_graph_order(module, pre_order, calls) for c in calls[f]]
 
 
