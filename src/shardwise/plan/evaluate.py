@@ -5,6 +5,7 @@ repeated layers, on the module cut to a few of them (`stack.py`)."""
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Sequence
 from concurrent.futures import Executor
@@ -456,7 +457,8 @@ def _is_small(module: Module) -> bool:
 
 
 def _is_small_module(module: Module) -> bool:
-    return sum(1 for _ in module.walk()) < 3000
+    # Counted up to the bound only: a 96-layer GPT has 36k ops (a whole walk, ~15 ms).
+    return next(itertools.islice(module.walk(), 3000, None), None) is None
 
 
 def make_helper(
