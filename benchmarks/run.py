@@ -18,6 +18,12 @@ whole job: parse the text, run the default propagation pipeline
   error), the shardwise columns are skipped with "shardwise: not available yet".
 The `same` column says whether shardwise's output text equals the reference's.
 
+`--fresh`: each timed run (either side) in a new process that first loads both engines on a
+two-op module, then times one run of the input. Without it, the repetitions after the warm-up
+find shardwise's caches filled by the earlier runs of the same input (memoized steps, rules,
+parsed attributes, printed texts): 10-25% of a 1-3k-op model's time (llama_debug 0.95x warm,
+1.05x fresh). `--fresh` is what one command per model sees, minus start-up and imports.
+
 `--command`: time processes instead, `python -m shardwise propagate FILE -o OUT` against the
 lean reference process `benchmarks/lean_reference.py FILE OUT` (jaxlib's MLIR bindings and
 Shardy, no jax import), in CPU seconds of the child (user + system) with `--cpu`, else wall
@@ -145,6 +151,50 @@ def timed(fn: Callable[[Path, str], str], path: Path, text: str) -> tuple[float,
     return clock() - start, out
 
 
+# `--fresh`: each timed run in a new process that first loads both engines on a two-op module
+# (imports, dialects, MLIR's context), then times one run of the input: no run starts with what
+# an earlier run of the same input left in the caches (shardwise's memoized steps, rules,
+# parsed attributes and printed texts; MLIR's uniqued attributes and types). What a user's one
+# command per model does, minus the start-up and imports that `--command` also counts.
+WARM_UP = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+def timed_fresh(fn: Callable[[Path, str], str], path: Path, text: str) -> tuple[float, str]:
+    """`timed` of `fn` in a new process (`--one`), its time and output read back."""
+    side = "ref" if fn is run_reference else "sw"
+    cpu = "--cpu" if clock is time.process_time else "--wall"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.mlir"
+        argv = [sys.executable, str(Path(__file__).resolve()), "--one", side, cpu, str(path)]
+        done = subprocess.run([*argv, str(out)], env=_child_env(), capture_output=True, text=True)
+        if done.returncode != 0 or not out.exists():
+            raise RuntimeError(f"exit code {done.returncode}: {done.stderr.strip()[-500:]}")
+        return float(done.stdout.split()[-1]), out.read_text()
+
+
+def _one(argv: list[str]) -> int:
+    """`--one ref|sw --cpu|--wall FILE OUT`: warm both engines up on `WARM_UP`, then time one
+    run of one side on FILE; print the seconds, write the output to OUT."""
+    global clock
+    side, how, file, out = argv
+    clock = time.process_time if how == "--cpu" else time.perf_counter
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = Path(tmp) / "warm_up.mlir"
+        warm.write_text(WARM_UP)
+        run_reference(warm, WARM_UP)
+        run_shardwise(warm, WARM_UP)
+    path = Path(file)
+    elapsed, text = timed(run_reference if side == "ref" else run_shardwise, path, path.read_text())
+    Path(out).write_text(text)
+    print(elapsed)
+    return 0
+
+
 def peak_memory_mib(path: Path, text: str) -> float:
     """Peak traced Python memory of one shardwise run, in MiB (no profiler, just tracemalloc)."""
     tracemalloc.start()
@@ -164,16 +214,20 @@ def shardwise_available(path: Path, text: str) -> bool:
     return True
 
 
-def bench_file(path: Path, reps: int, with_shardwise: bool, memory: bool = False) -> dict:
+def bench_file(
+    path: Path, reps: int, with_shardwise: bool, memory: bool = False, fresh: bool = False
+) -> dict:
     text = path.read_text()
-    run_reference(path, text)  # warm-up
+    timer = timed_fresh if fresh else timed
+    if not fresh:
+        run_reference(path, text)  # warm-up
     ref_times, sw_times, ref_out, sw_out, sw_error = [], [], "", None, None
     for _ in range(reps):
-        t, ref_out = timed(run_reference, path, text)
+        t, ref_out = timer(run_reference, path, text)
         ref_times.append(t)
         if with_shardwise and sw_error is None:
             try:
-                t, sw_out = timed(run_shardwise, path, text)
+                t, sw_out = timer(run_shardwise, path, text)
                 sw_times.append(t)
             except Exception as e:  # report and keep timing the reference
                 sw_error = f"{type(e).__name__}: {str(e)[:200]}"
@@ -211,6 +265,9 @@ def depth_key(path: Path) -> tuple[int, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--one"]:
+        return _one(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help="default: benchmarks/data/*.mlir")
     parser.add_argument("-n", "--reps", type=int, default=5, help="repetitions (median)")
@@ -224,6 +281,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time processes: `python -m shardwise propagate` against benchmarks/lean_reference.py",
     )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="each timed run in a child forked before any run: no cache warmed by an earlier "
+        "run of the same input (what one command per model sees, minus start-up)",
+    )
     args = parser.parse_args(argv)
     global clock, run_reference, run_shardwise
     clock = time.process_time if args.cpu else time.perf_counter
@@ -235,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print("no input files; run: python benchmarks/gen_gpt.py", file=sys.stderr)
         return 2
+    if args.fresh:
+        if args.command:
+            parser.error("--fresh times in-process runs; --command runs processes already")
+        args.no_memory = True
     with_sw = not args.reference_only and shardwise_available(files[0], files[0].read_text())
     header = f"{'file':16s} {'ops':>7s} {'ref s':>9s} {'ref ops/s':>10s}"
     if with_sw:
@@ -242,11 +309,12 @@ def main(argv: list[str] | None = None) -> int:
         header += "" if args.no_memory else " sw peak MiB"
     what = "CPU seconds" if args.cpu else "wall-clock seconds"
     what += " of processes (lean reference vs shardwise propagate)" if args.command else ""
+    what += ", each run in a fresh process" if args.fresh else ""
     print(f"pipeline: {PIPELINE}; median of {args.reps} repetitions, {what}")
     print(header)
     rows = []
     for path in files:
-        rows.append(bench_file(path, args.reps, with_sw, not args.no_memory))
+        rows.append(bench_file(path, args.reps, with_sw, not args.no_memory, args.fresh))
         print_row(rows[-1])
     print_scaling(rows)
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
