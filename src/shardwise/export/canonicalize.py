@@ -19,7 +19,11 @@ from collections.abc import Callable
 
 from shardwise.ir import Block, Module, Op, Value
 from shardwise.ir.walk import collect_post_order
-from shardwise.sdy.op_properties import has_no_memory_effect, is_trivially_dead
+from shardwise.sdy.op_properties import (
+    ISOLATED_FROM_ABOVE,
+    has_no_memory_effect,
+    is_trivially_dead,
+)
 
 __all__ = ["Rewriter", "canonicalize", "fused_loc_text", "RESHARD_LABEL", "COLLECTIVE_LABEL"]
 
@@ -27,9 +31,6 @@ RESHARD_LABEL = "sdy-reshard"
 COLLECTIVE_LABEL = "sdy-collective"
 
 _CONSTANT_LIKE = frozenset({"stablehlo.constant", "arith.constant"})
-_ISOLATED = frozenset(
-    {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
-)
 _MAX_ITERATIONS = 10
 _UNKNOWN_LOC = "loc(unknown)"
 
@@ -104,7 +105,7 @@ class _ConstantFolder:
     def _insertion_block(op: Op) -> Block:
         block = op.parent
         assert block is not None
-        while block.parent_op is not None and block.parent_op.name not in _ISOLATED:
+        while block.parent_op is not None and block.parent_op.name not in ISOLATED_FROM_ABOVE:
             parent = block.parent_op.parent
             assert parent is not None
             block = parent

@@ -34,6 +34,7 @@ from shardwise.sdy.call_graph import (
     original_func_name,
 )
 from shardwise.sdy.funcs import callee_of
+from shardwise.sdy.op_properties import ISOLATED_FROM_ABOVE
 from shardwise.sharding import TensorShardingPerValue
 
 __all__ = [
@@ -47,10 +48,6 @@ _EXECUTION_THREAD_ATTR = "execution_thread"
 
 _NAMED_COMPUTATION = frozenset({"sdy.named_computation"})
 _EDGE = "sdy.data_flow_edge"
-# Ops whose bodies MLIR verifies after the region holding them (`_verifier_order`).
-_ISOLATED = frozenset(
-    {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
-)
 
 
 def _move_body_converting_return(func: Op, target: Region) -> None:
@@ -289,7 +286,7 @@ def _verifier_order(top: Op) -> Iterator[Op]:
         while stack:
             op = stack.pop()
             yield op
-            if op.name in _ISOLATED:
+            if op.name in ISOLATED_FROM_ABOVE:
                 pending.append(op)
             else:
                 stack += [

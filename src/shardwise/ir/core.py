@@ -521,7 +521,8 @@ def release_later(dropped: Iterable[Op | Block]) -> None:
 @contextlib.contextmanager
 def releasing_erased() -> Iterator[None]:
     """Keep the ops erased inside the block, and break their reference cycles when it ends
-    (`release_ops`), so that they are freed then by reference counting.
+    (as `release_ops` does, but only in what each still owns: `_release_owned`), so that they
+    are freed then by reference counting.
 
     An erased op keeps its own cycles (results and their owner, regions and their parent):
     left to the cyclic GC, they are the young generation a collection walks once the GC

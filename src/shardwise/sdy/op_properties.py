@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from shardwise.ir import Op, TensorType
 
-__all__ = ["ELEMENTWISE_OPS", "is_elementwise", "is_trivially_dead", "has_no_memory_effect"]
+__all__ = [
+    "ELEMENTWISE_OPS",
+    "ISOLATED_FROM_ABOVE",
+    "is_elementwise",
+    "is_trivially_dead",
+    "has_no_memory_effect",
+]
+
+# Ops with MLIR's `IsolatedFromAbove` trait: their bodies use no value defined outside them,
+# and MLIR's verifier reaches their bodies after the region holding them.
+ISOLATED_FROM_ABOVE = frozenset(
+    {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
+)
 
 # Ops with MLIR's `Elementwise` trait or StableHLO's `BroadcastingElementwise` trait.
 ELEMENTWISE_OPS = frozenset(

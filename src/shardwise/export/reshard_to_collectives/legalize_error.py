@@ -14,12 +14,9 @@ from __future__ import annotations
 
 from shardwise.errors import VerifyError
 from shardwise.ir import DictAttr, Op, Region, Value
+from shardwise.sdy.op_properties import ISOLATED_FROM_ABOVE
 
 __all__ = ["legalize_error"]
-
-_ISOLATED = frozenset(
-    {"builtin.module", "func.func", "sdy.manual_computation", "sdy.named_computation"}
-)
 
 
 def _number(region: Region, next_value: int, next_arg: int, names: dict[int, str]) -> None:
@@ -44,7 +41,7 @@ def _number(region: Region, next_value: int, next_arg: int, names: dict[int, str
 
 def _isolated_parent(op: Op) -> Op:
     parent = op.parent_op
-    while parent is not None and parent.name not in _ISOLATED:
+    while parent is not None and parent.name not in ISOLATED_FROM_ABOVE:
         parent = parent.parent_op
     assert parent is not None, "an op outside any function"
     return parent
